@@ -442,6 +442,32 @@ __global__ void k(float* x) { x[threadIdx.x] = UNROLL * PROBLEM_N + HALF + FLT_M
     assert slots["unroll"].line == 7 and scan.problem == (("n", 7),)
 
 
+def test_a_detected_slot_is_described_as_the_sources_header_describes_it():
+    """The editor fills a detected slot's description from the comment line that starts with its
+    macro (a column of such lines is how sources describe their knobs), lines that go on under
+    the description included; a sentence that wraps onto a line starting with a name is not one."""
+    from workbench.core.domain.macros import comment_docs
+
+    source = """// A kernel that walks K in steps of
+// BLOCK_K through shared memory.
+//   BLOCK_M, BLOCK_K   block tile and depth of one stage
+//   GRID_STRIDE  0: one pass over the problem
+//                1: a fixed grid loops over it
+/*
+ * UNROLL: loads in flight
+ */
+__global__ void k(float* x) { x[0] = BLOCK_M * BLOCK_K * GRID_STRIDE * UNROLL * TILE; }
+"""
+    docs = comment_docs(source)
+    assert docs["BLOCK_K"] == docs["BLOCK_M"] == "block tile and depth of one stage"
+    assert docs["GRID_STRIDE"] == "0: one pass over the problem; 1: a fixed grid loops over it"
+    assert docs["UNROLL"] == "loads in flight" and "TILE" not in docs
+    slots = {s.macro: s for s in scan_macros(source).slots}
+    assert slots["UNROLL"].doc == "loads in flight" and slots["TILE"].doc == ""
+    shipped = scan_macros((kernels_dir() / "softmax.cu").read_text())
+    assert {s.macro: s.doc for s in shipped.slots}["THREADS_PER_ROW"] == "threads that share one row (lanes)"
+
+
 def test_cell_values_and_expression_lists():
     assert parse_values("32..256 *2") == [32, 64, 128, 256]
     assert parse_values("1..7 step 3") == [1, 4, 7]

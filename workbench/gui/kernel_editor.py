@@ -789,7 +789,8 @@ class KernelEditor(QMainWindow):
             self.slots_table.insertRow(row)
             values = format_values(slot.choices) if slot.choices else (format_values([slot.default]) if slot.default is not None else "")
             default = format_values([slot.default]) if slot.default is not None else ""
-            for column, text in enumerate((slot.name, values, "launch", default, f"#define {slot.macro}: first used on line {slot.line}")):
+            doc = slot.doc or f"#define {slot.macro}: first used on line {slot.line}"
+            for column, text in enumerate((slot.name, values, "launch", default, doc)):
                 self.slots_table.setItem(row, column, _item(text))
             added.append(slot.name)
         self.slots_table.blockSignals(False)

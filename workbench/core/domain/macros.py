@@ -69,6 +69,8 @@ class DetectedSlot:
     line: int
     default: int | float | bool | str | None = None
     choices: tuple[str, ...] = ()
+    #: what the source's comments say of it (see :func:`comment_docs`); "" when they say nothing
+    doc: str = ""
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,48 @@ class MacroScan:
     slots: tuple[DetectedSlot, ...] = ()
     problem: tuple[tuple[str, int], ...] = ()  # (parameter name, first line)
     defined: frozenset[str] = field(default_factory=frozenset)
+
+
+#: A comment line that starts with a macro's name (or several, with commas) and then says what it
+#: is, set apart by a colon, a dash or a column's spaces: ``//   THREADS_PER_ROW  threads that
+#: share one row``, ``//   BLOCK_M, BLOCK_N  block tile``, `` * BLOCK_SIZE: threads per block``,
+#: ``// DOUBLE_BUFFER 1: two stages``. A sentence that wraps onto a line starting with a name
+#: (``// BLOCK_K through shared memory``) is prose, not a description of BLOCK_K.
+_MACRO_COMMENT = re.compile(
+    r"^\s*(?://+|/\*+|\*+)\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
+    r"(?:\s*[:=]\s*|\s+-\s+|\s{2,}| (?=[0-9A-Z(]))(\S.*?)\s*(?:\*/)?\s*$")
+
+
+#: A comment line's text (``//`` or a block comment's ``*`` line), where it starts.
+_COMMENT_TEXT = re.compile(r"^\s*(?://+|\*+)\s*(\S.*?)\s*(?:\*/)?\s*$")
+#: Lines of a description kept at most (a source's header describes a macro in one to three).
+_DOC_LINES = 3
+
+
+def comment_docs(source: str) -> dict[str, str]:
+    """Macro name -> the rest of the first comment line that starts with it: how a source's
+    header usually describes its tunable macros, and so the description a slot detected from
+    them starts with (the line it was first used on said nothing about what it is for)."""
+    docs: dict[str, str] = {}
+    lines = source.splitlines()
+    for number, line in enumerate(lines):
+        match = _MACRO_COMMENT.match(line)
+        if not match:
+            continue
+        parts = [match.group(2)]
+        column = match.start(2)
+        # lines that go on under the description's first word (a column of text) go with it
+        for following in lines[number + 1:number + 1 + _DOC_LINES - 1]:
+            more = _COMMENT_TEXT.match(following)
+            if not more or more.start(1) != column or _MACRO_COMMENT.match(following):
+                break
+            # a value's own line ("1: a fixed grid") after the previous value's is a new item
+            parts.append(("; " if re.match(r"\w+:", more.group(1)) and not parts[-1].endswith((";", ",")) else " ")
+                         + more.group(1))
+        text = "".join(parts).rstrip(":").strip()
+        for name in re.split(r"\s*,\s*", match.group(1)):
+            docs.setdefault(name, text)
+    return docs
 
 
 def strip_comments(source: str) -> str:
@@ -164,6 +208,7 @@ def scan_macros(source: str) -> MacroScan:
                 values.setdefault(owner, []).append(m)
                 break
     members = {v for vs in values.values() for v in vs}
+    docs = comment_docs(source)
     slots = []
     for macro, first_line in sorted(candidates.items(), key=lambda t: (t[1], t[0])):
         if macro in members:
@@ -172,7 +217,7 @@ def scan_macros(source: str) -> MacroScan:
         default = _fallback_value(fallback.get(macro))
         if choices and isinstance(default, str) and default.upper().startswith(macro + "_"):
             default = default[len(macro) + 1:].lower()
-        slots.append(DetectedSlot(macro.lower(), macro, first_line, default, choices))
+        slots.append(DetectedSlot(macro.lower(), macro, first_line, default, choices, docs.get(macro, "")))
     return MacroScan(tuple(slots), problem, frozenset(defined))
 
 
