@@ -276,6 +276,35 @@ def test_a_spec_edited_in_place_loads_as_edited_even_with_its_old_size_and_time(
     assert load_template(spec).source.endswith("// edited\n")
 
 
+def test_a_session_simulated_with_estimates_of_an_earlier_work_profile_is_not_continued(tmp_path: Path) -> None:
+    """A shipped template whose work profile changed (the simulator's description of the kernel,
+    not its code) lists its earlier hashes as ``profile_changed``: a session measured then on a GPU,
+    or simulated with compiled figures, continues; one simulated with estimated resources would
+    mix figures of two models, and is refused in one line."""
+    from workbench.core.domain.session import load_session, save_session
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+
+    template = load_templates(kernels_dir())["sgemm"]
+    changed = sorted(template.profile_changed_hashes())
+    assert changed and set(changed) <= template.earlier_hashes() and template.source_hash() not in changed
+    for compile_mode, continues in (("estimate", False), ("known", True)):
+        path = tmp_path / f"{compile_mode}.json"
+        start_run(RunRequest(kernel="sgemm", backend="sim", strategy="random", budget=2, executor="inline",
+                             backend_options={"compile": compile_mode}), path).run()
+        session = load_session(path)
+        session.source_hash = changed[-1]
+        for trial in session.trials:  # (compiled figures: none of the trials was estimated)
+            trial.measurement.details.pop("estimated", None)
+        save_session(session, path)
+        if continues:
+            resume_run(path, RunRequest(budget=3, executor="inline"), path).run()
+            assert len(load_session(path).trials) == 5 and load_session(path).source_hash == template.source_hash()
+        else:
+            with pytest.raises(WorkbenchError, match="simulated with estimated resources before the template's work profile"):
+                resume_run(path, RunRequest(budget=3, executor="inline"), path)
+    assert not load_templates(kernels_dir())["vector_add"].profile_changed_hashes()
+
+
 def test_sessions_of_a_shipped_template_before_its_spec_was_reworded_still_continue(tmp_path: Path) -> None:
     """A session keeps the source hash it was measured with. Earlier versions of a shipped spec that
     differ only in imports, docstrings or prose (and the byte hashes of the earlier scheme) are

@@ -91,6 +91,9 @@ class Target:
     #: Source hashes earlier versions of the same code had (a shipped template whose spec only moved
     #: its imports or reworded its text): sessions measured with them are this target's too.
     earlier_hashes: frozenset[str] = frozenset()
+    #: The earlier hashes of versions whose work profile (the simulator's description of the
+    #: kernel) differed: a session simulated with estimated resources then is of another model.
+    profile_changed_hashes: frozenset[str] = frozenset()
     #: What reading it had to repair or leave out (a recording cut short), said when a run starts.
     notes: tuple[str, ...] = ()
 

@@ -59,6 +59,7 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
         problem=problem,
         source_hash=template.source_hash(),
         earlier_hashes=template.earlier_hashes(),
+        profile_changed_hashes=template.profile_changed_hashes(),
         device=device_info(device),
         default_config=default,
         description=template.description,

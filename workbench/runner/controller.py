@@ -1272,12 +1272,25 @@ def _continued_target(spec: BackendSpec, session: Session, problem: Mapping[str,
         folders = _folders_hint(spec, session)
         # a template of the same name elsewhere (the shipped library) was found instead of the session's own
         raise WorkbenchError(template=f"{said}{folders}" if folders else f"{said}; start a new session instead")
+    if spec.kind == "sim" and session.source_hash in target.profile_changed_hashes and _simulated_by_estimate(session):
+        raise WorkbenchError(f"cannot continue the session of {session.kernel!r}: it was simulated with estimated "
+                             "resources before the template's work profile changed, so its trials hold figures of "
+                             "the earlier model (shared memory, occupancy, latency); start a new session instead")
     if spec.kind != "replay" and session.source_hash in target.earlier_hashes and target.source_hash:
         # an earlier hash of the same code (a declarative spec's bytes, a shipped template's older
         # version): the session continues as the code's current one, so a later change that keeps
         # the code (a spec saved in another layout) does not lose it
         session.source_hash = target.source_hash
     return target
+
+
+def _simulated_by_estimate(session: Session) -> bool:
+    """Whether some of the session's trials were simulated with estimated resources (a run with
+    ``--resources estimated``, or trials whose compile had not landed)."""
+    options = session.backend.get("options") if isinstance(session.backend, dict) else None
+    if isinstance(options, dict) and options.get("compile") == "estimate":
+        return True
+    return any(t.measurement.details.get("estimated") for t in session.trials)
 
 
 def _check_continues(spec: BackendSpec, session: Session, problems: Sequence[Mapping[str, Any]]) -> None:

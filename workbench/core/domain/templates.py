@@ -430,14 +430,28 @@ class KernelTemplate:
                 earlier.add(self._hash_with(_python_spec_identity_dumped(Path(self.path).read_bytes())))
             except OSError:
                 pass
+        folder = self._shipped_folder()
+        if folder is not None:
+            earlier.update(_previous_hashes(folder).get(self.name, ()))
+        earlier.update(self.profile_changed_hashes())
+        earlier.discard(self.source_hash())
+        return frozenset(earlier)
+
+    def profile_changed_hashes(self) -> frozenset[str]:
+        """The earlier hashes (among :meth:`earlier_hashes`) of versions of a shipped template whose
+        work profile differed: a session simulated with estimated resources then holds figures
+        of the earlier model (``profile_changed`` in ``kernels/previous_hashes.json``)."""
+        folder = self._shipped_folder()
+        listed = _previous_hashes(folder, "profile_changed").get(self.name, ()) if folder is not None else ()
+        return frozenset(listed) - {self.source_hash()}
+
+    def _shipped_folder(self) -> Path | None:
+        """The shipped library's folder when this template is one of it, else None."""
         try:
             folder = kernels_dir().resolve()
         except TemplateError:
-            folder = None
-        if folder is not None and Path(self.path).resolve().parent == folder:
-            earlier.update(_previous_hashes(folder).get(self.name, ()))
-        earlier.discard(self.source_hash())
-        return frozenset(earlier)
+            return None
+        return folder if self.path and Path(self.path).resolve().parent == folder else None
 
     @property
     def nvrtc_options(self) -> tuple[str, ...]:
@@ -673,23 +687,28 @@ def _spec_code(data: bytes) -> ast.Module | None:
 #: Keyword arguments of a spec that are text for people, not part of what the template computes.
 _PROSE_ARGUMENTS = frozenset({"title", "description"})
 
-_PREVIOUS_HASHES: dict[Path, dict[str, list[str]]] = {}
+_PREVIOUS_HASHES: dict[Path, dict[str, dict[str, list[str]]]] = {}
 
 
-def _previous_hashes(folder: Path) -> dict[str, list[str]]:
+def _previous_hashes(folder: Path, section: str = "templates") -> dict[str, list[str]]:
     """``previous_hashes.json`` of the shipped library ``folder``: template name -> earlier source
-    hashes (read once per folder; a missing or unreadable file lists none)."""
+    hashes listed under ``section`` (``templates``: earlier versions of the same template;
+    ``profile_changed``: versions whose work profile differed). Read once per folder; a missing or
+    unreadable file lists none."""
     if folder not in _PREVIOUS_HASHES:
         import json
 
+        read: dict[str, dict[str, list[str]]] = {}
         try:
             raw = json.loads((folder / "previous_hashes.json").read_text())
-            hashes = raw.get("templates", {}) if isinstance(raw, dict) else {}
-            _PREVIOUS_HASHES[folder] = {str(name): [str(h) for h in listed] for name, listed in hashes.items()
-                                        if isinstance(listed, list)}
+            for part in ("templates", "profile_changed"):
+                hashes = raw.get(part, {}) if isinstance(raw, dict) else {}
+                read[part] = {str(name): [str(h) for h in listed] for name, listed in hashes.items()
+                              if isinstance(listed, list)}
         except (OSError, ValueError, AttributeError):
-            _PREVIOUS_HASHES[folder] = {}
-    return _PREVIOUS_HASHES[folder]
+            read = {}
+        _PREVIOUS_HASHES[folder] = read
+    return _PREVIOUS_HASHES[folder].get(section, {})
 
 
 @dataclass(frozen=True)
