@@ -270,6 +270,9 @@ def test_why_panel_draws_the_selected_trials_modelled_terms_and_its_peaks(window
     # for every term ("300 ns" between "17 µs" and "3 µs" read as another kind of figure)
     assert [label.toPlainText() for label in view.value_labels] == ["\u200217 µs", "\u20020.3 µs", "\u20023 µs"]
     from workbench.gui.text import time_unit
+    from workbench.gui.why_view import term_text
+
+    assert [term_text(v) for v in (0.0, 4.54e-10, 0.0123, 17.0)] == ["0", "< 0.001", "0.0123", "17"]
 
     # 0.9996 ms at three digits is 1 ms, not "1e+03 µs"
     assert [time_unit(v)[1] for v in (0.9996, 0.0009996, 0.9994, 0.0)] == ["ms", "µs", "µs", "ms"]
@@ -479,7 +482,7 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
     a, b = model.trials[0], model.trials[5]
     rows = {r[0]: r for r in view.rows_shown()}
     assert rows["block_size"][1:3] == [str(a.config["block_size"]), str(b.config["block_size"])]
-    assert rows["latency (ms)"][1:] == ["0.1", "0.2", "2x"]
+    assert rows["latency (ms)"][1:] == ["0.1", "0.2", "2.00x"]  # ratios at three digits, as 1.30x
     assert rows["memory (MB)"][3] == ""  # the same: no ratio
     differing = {view.table.item(r, 0).text() for r in range(view.table.rowCount())
                  if view.table.item(r, 0).background().color().name() == "#ffecb3"}
@@ -520,14 +523,23 @@ def test_a_column_shows_its_numbers_at_one_precision(window):
     from workbench.gui.text import fmt, score_text
 
     assert fmt(0.0527, column=True) == "0.05270" and fmt(0.0527) == "0.0527"
-    assert fmt(2.5, 3, column=True) == "2.50" and fmt(32.0, column=True) == "32" and fmt(46690.3, column=True) == "46690"
+    assert fmt(2.5, 3, column=True) == "2.50" and fmt(1.0, column=True) == "1.000" and fmt(46690.3, column=True) == "46690"
+    assert fmt(32.0) == "32" and fmt(32, column=True) == "32"
     assert score_text(1.0) == "1.000" and score_text(0.97) == "0.970" and score_text(float("nan")) == "-"
     session = _session()
-    session.trials = [Trial(0, session.trials[0].config, Measurement(Status.OK, {"latency_ms": 0.0527}))]
+    configs = [t.config for t in session.trials[:2]]
+    session.trials = [Trial(0, configs[0], Measurement(Status.OK, {"latency_ms": 0.0527, "occupancy": 1.0, "registers": 32.0})),
+                      Trial(1, configs[1], Measurement(Status.OK, {"latency_ms": 0.05265, "occupancy": 0.125, "registers": 40.0}))]
     window.model.set_session(session)
     table = window.results.table_model
-    cell = table.index(0, table.column_of("metric:latency_ms"))
-    assert table.data(cell) == "0.05270" and table.data(table.index(0, table.column_of("score"))) == "1.000"
+
+    def cell(row: int, key: str) -> str:
+        return table.data(table.index(row, table.column_of(key)))
+
+    assert cell(0, "metric:latency_ms") == "0.05270" and cell(1, "score") == "1.000"
+    # a column of fractions writes its whole numbers so too; one of whole numbers stays in integers
+    assert (cell(0, "metric:occupancy"), cell(1, "metric:occupancy")) == ("1.000", "0.1250")
+    assert (cell(0, "metric:registers"), cell(1, "metric:registers")) == ("32", "40")
 
 
 def test_table_hides_metric_columns_that_say_nothing_until_a_trial_says_something(window):

@@ -664,7 +664,7 @@ def test_an_axis_whose_points_share_one_value_gets_a_readable_range() -> None:
 
     assert single_value_range(np.array([7366.85, 7366.85])) == pytest.approx((6630.165, 8103.535))
     assert single_value_range(np.array([0.0])) == (-1.0, 1.0)
-    assert single_value_range(np.array([0.01]), log=True) == pytest.approx((-0.09, 0.11))  # a fifth of a decade
+    assert single_value_range(np.array([0.01]), log=True) == pytest.approx((-0.09, 0.11))  # a tenth of a decade either side
     # a slot's values as ticks: the neighbours on both sides, so two values are labelled
     assert single_value_range(np.array([64.0]), ticks=[32.0, 64.0, 128.0]) == pytest.approx((17.6, 142.4))
     assert single_value_range(np.array([32.0]), ticks=[32.0, 64.0]) == pytest.approx((-9.6, 73.6))
@@ -691,10 +691,27 @@ def test_the_first_trial_is_drawn_on_axes_a_class_can_read(window, qtbot, tmp_pa
     assert sum(x0 <= v <= x1 for v in slot.values) >= 2 and x0 <= value <= x1
     gflops = window.model.session.trials[0].measurement.metrics["gflops"]
     assert (y1 - y0) >= 0.1 * gflops
-    (_, _), (m0, m1) = window.tradeoff_chart.plot.getPlotItem().vb.viewRange()
+    tradeoff = window.tradeoff_chart
+    view = tradeoff.plot.getPlotItem().vb
+    (_, _), (m0, m1) = view.viewRange()
     assert m1 - m0 >= 0.1 * window.model.session.trials[0].measurement.metrics["memory_mb"]
+    # a zoom the person made stays through refreshes (a slider move, a new trial)
+    view.scaleBy((0.5, 0.5))
+    zoomed = view.viewRange()
+    window.model.set_weights({**window.model.weights.values, "memory_mb": 0.5})
+    tradeoff.refresh()
+    assert np.allclose(view.viewRange(), zoomed)
+    # a latency limit shown beside the one point is in view (the automatic range reaches it)
+    latency = window.model.session.trials[0].measurement.metrics["latency_ms"]
+    window.model.set_constraints(max_latency_ms=3 * latency)
+    tradeoff.refresh()
+    qtbot.wait(50)  # (the automatic range follows on the next pass of the event loop)
+    (x0, x1), _ = view.viewRange()
+    at = math.log10(3 * latency) if tradeoff.log_x else 3 * latency
+    assert x0 <= at <= x1
     start_run(RunRequest(kernel="conv2d", backend="sim", strategy="random", budget=30, seed=1,
                          backend_options={"compile": "estimate"}), tmp_path / "more.json").run()
     window.open_session(str(tmp_path / "more.json"))
     window.score_chart.refresh()
-    assert not window.score_chart._held_open[0]  # handed back to the automatic range
+    score_view = window.score_chart.plot.getPlotItem().vb
+    assert window.score_chart._held_open[0] is None and score_view.state["autoRange"][0]  # automatic again

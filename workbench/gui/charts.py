@@ -110,8 +110,8 @@ class _ChartBase(QWidget):
         self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN, marker=True)
         self.selected_item.setZValue(20)
         self.log_x = self.log_y = False
-        #: per axis (x, y): whether its range is held open around the one value its points share
-        self._held_open = [False, False]
+        #: per axis (x, y): the range it is held open at around the one value its points share (None: not held)
+        self._held_open: list[tuple[float, float] | None] = [None, None]
         # why the plot is empty, in its middle: an empty frame says nothing to a new user
         # on white over the points (it also says why every point drawn is grey), under the limit
         # lines and the selection ring, which stay to be dragged and seen
@@ -150,22 +150,24 @@ class _ChartBase(QWidget):
                             held: Sequence[tuple[float, float] | None] = (None, None)) -> None:
         """Give an axis whose points share one value a readable range (:func:`single_value_range`,
         or ``held``'s range for that axis), and hand it back to the automatic range once they
-        spread. Only on those changes, so a zoom the person made is not undone by every refresh.
-        None: the axis's range is set elsewhere (a text slot's categories), left as it is."""
+        spread (an empty array: the automatic range serves, as it does around a limit line, which
+        it includes). The range is set only when it changes, so a zoom the person made is not
+        undone by every refresh. None: the axis's range is set elsewhere (a text slot's categories)."""
         view = self.plot.getPlotItem().getViewBox()
         logs = (self.log_x, self.log_y)
         for axis, (values, axis_ticks, fixed, which) in enumerate(zip((xs, ys), ticks, held, (view.XAxis, view.YAxis))):
             if values is None:
-                self._held_open[axis] = False
+                self._held_open[axis] = None
                 continue
             around = single_value_range(values, axis_ticks, logs[axis])
             if around is not None and fixed is not None:
                 around = fixed
             if around is not None:
-                view.setRange(**{"xRange" if axis == 0 else "yRange": around}, padding=0)
-                self._held_open[axis] = True
-            elif self._held_open[axis]:
-                self._held_open[axis] = False
+                if around != self._held_open[axis]:
+                    view.setRange(**{"xRange" if axis == 0 else "yRange": around}, padding=0)
+                    self._held_open[axis] = around
+            elif self._held_open[axis] is not None:
+                self._held_open[axis] = None
                 view.enableAutoRange(axis=which)
 
     def _no_success_text(self) -> str:
@@ -322,9 +324,11 @@ class ScoreChart(_ChartBase):
         self.failed.setData(x=number[failed], y=np.zeros(int(failed.sum())), data=index[failed])
         rows, values = _steps(model.best_so_far())
         self.best_line.setData(number[rows.astype(np.int64)].astype(float), values)
-        # one trial (or one trial number): trial numbers 0 to 10 (half a trial left of 0, so its point and
-        # the 0 show whole), not -4 to 4
-        self._open_single_values(number.astype(float), None, held=((-0.5, 10.0), None))  # (y: _pin_y)
+        # one trial (or one trial number): that number and the next ten (half a trial left of it, so
+        # its point shows whole), not -4 to 4; a later size of a sweep numbers its trials on from
+        # the earlier sizes'
+        first = float(number.min()) if number.size else 0.0
+        self._open_single_values(number.astype(float), None, held=((first - 0.5, first + 10.0), None))  # (y: _pin_y)
 
     def _pin_y(self, pinned: bool) -> None:
         """Show the score axis at 0..1, or hand it back to the automatic range once scores exist
@@ -516,8 +520,10 @@ class TradeoffChart(_ChartBase):
             self.default.setData(x=[x[default]], y=[memory[default]], data=[default])
         else:
             self.default.setData([], [])
-        self._open_single_values(x[shown], memory[shown])
         self._place_limits()
+        # an axis with a limit line shown keeps the automatic range, which reaches the line
+        self._open_single_values(np.zeros(0) if self.latency_line.isVisible() else x[shown],
+                                 np.zeros(0) if self.memory_line.isVisible() else memory[shown])
 
     def _pareto(self, latency: np.ndarray, memory: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Rows on the (latency, y) Pareto front among ``mask``, sorted by latency.

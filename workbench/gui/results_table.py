@@ -176,6 +176,8 @@ class TrialTableModel(QAbstractTableModel):
         self._columns: list[tuple[str, str]] = []
         self._rows = 0
         self.own_metrics: list[str] = []  # reported metrics beyond the built-in columns, in column order
+        #: metric column -> (the model's data version, whether all its values are whole numbers)
+        self._whole: dict[str, tuple[int, bool]] = {}
         model.session_changed.connect(self._on_session_changed)
         model.trials_added.connect(self._on_trials_added)
         model.ranking_changed.connect(self._on_ranking_changed)
@@ -288,6 +290,18 @@ class TrialTableModel(QAbstractTableModel):
             return [yes if feasible[row] else _comparable(self.sort_key(row, key)) for row in rows]
         return [_comparable(self.sort_key(row, key)) for row in rows]
 
+    def _whole_numbers(self, metric: str) -> bool:
+        """Whether every value of ``metric`` is a whole number (registers, bytes): such a column is
+        written in integers, any other with the same significant digits in each cell. Asked per
+        cell, so kept until the trials change."""
+        version = self.model.data_version
+        known = self._whole.get(metric)
+        if known is None or known[0] != version:
+            values = self.model.metric(metric)
+            finite = values[np.isfinite(values)]
+            known = self._whole[metric] = (version, bool(np.all(finite == np.round(finite))))
+        return known[1]
+
     def _latency_bound(self, row: int, key: str, value: Any) -> float | None:
         """For the latency cell of an aborted candidate (no latency), the latency it was seen to
         exceed: shown and sorted as a bound, not as nothing."""
@@ -308,8 +322,10 @@ class TrialTableModel(QAbstractTableModel):
                 return fmt(value, 3, column=True)
             bound = self._latency_bound(row, key, value)
             if bound is not None:
-                return f"> {fmt(bound)}"
-            return fmt(value, column=True) if not isinstance(value, str) else value
+                return f"> {fmt(bound, column=True)}"
+            if key.startswith("metric:"):
+                return fmt(value, column=not self._whole_numbers(key[7:]))
+            return fmt(value) if not isinstance(value, str) else value
         if role == Qt.ItemDataRole.ToolTipRole and key in ("feasible", "message"):
             text = self.raw(row, key)  # whole, as written: the column is narrower than a long one
             return plain_tip(text) if text and text not in ("yes", "ok") else None

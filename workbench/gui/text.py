@@ -75,8 +75,10 @@ def metric_label(name: str) -> str:
 def fmt(value: Any, digits: int = 4, column: bool = False) -> str:
     """A number for a person: 4 significant digits, '-' for missing, ints as ints.
 
-    ``column``: the number stands in a column of its kind, so a fraction keeps its trailing zeros
-    (``0.05270`` under ``0.05265``, not ``0.0527``): digits that line up read as one precision.
+    ``column``: the number stands in a column of fractions, so it keeps its trailing zeros
+    (``0.05270`` under ``0.05265``, not ``0.0527``; ``1.000`` beside ``0.1250``, not ``1``):
+    digits that line up read as one precision. A column of whole numbers (registers, bytes) is
+    not one: its numbers are written as integers.
     """
     if value is None:
         return "-"
@@ -90,7 +92,7 @@ def fmt(value: Any, digits: int = 4, column: bool = False) -> str:
         return str(value)
     if not math.isfinite(number):
         return "-"
-    if number == int(number) and abs(number) < 1e9:
+    if number == int(number) and abs(number) < 1e9 and not column:
         return str(int(number))
     if 10**digits <= abs(number) < 1e9:  # 46690, not 4.669e+04: a rate a person reads aloud
         return f"{number:.0f}"

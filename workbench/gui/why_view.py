@@ -33,6 +33,12 @@ LATENCY_PEN = pg.mkPen(40, 40, 40, 255, width=2, style=Qt.PenStyle.DashLine)
 ROOF_PEN = pg.mkPen(204, 121, 167, 255, width=2.5)
 
 
+def term_text(value: float) -> str:
+    """A time term in the chart's unit: three digits, and a term under a thousandth of the unit
+    as ``< 0.001`` (beside terms in µs, a staging term of half a femtosecond read ``4.54e-10``)."""
+    return "< 0.001" if 0 < value < 0.001 else fmt(value, 3)
+
+
 def latency_label(unit: str) -> str:
     """The latency line's label format (pyqtgraph fills in ``value``), in the chart's unit."""
     return "latency {value:.4g} " + unit
@@ -149,7 +155,7 @@ class WhyView(QWidget):
         self._show_bars(names, values, info.latency_ms / per_unit)
         for name, value in zip(names, values):
             # apart from the bar; over the latency line, on white: the line struck the figure through
-            label = pg.TextItem(f"\u2002{fmt(value, 3)} {self.unit}", color=(40, 40, 40), anchor=(0, 0.5),
+            label = pg.TextItem(f"\u2002{term_text(value)} {self.unit}", color=(40, 40, 40), anchor=(0, 0.5),
                                 fill=LABEL_FILL)
             label.setZValue(max(LABEL_Z, self.latency_line.zValue() + 1))
             label.setFont(QFont(self.font()))  # the window's zoom reaches the values drawn on the plot this way
