@@ -86,14 +86,20 @@ class MacroScan:
 #: ``// DOUBLE_BUFFER 1: two stages``. A sentence that wraps onto a line starting with a name
 #: (``// BLOCK_K through shared memory``) is prose, not a description of BLOCK_K.
 _MACRO_COMMENT = re.compile(
-    r"^\s*(?://+|/\*+|\*+)\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
-    r"(?:\s*[:=]\s*|\s+-\s+|\s{2,}| (?=[0-9A-Z(]))(\S.*?)\s*(?:\*/)?\s*$")
-
-
-#: A comment line's text (``//`` or a block comment's ``*`` line), where it starts.
-_COMMENT_TEXT = re.compile(r"^\s*(?://+|\*+)\s*(\S.*?)\s*(?:\*/)?\s*$")
+    r"\s*(?://+|/\*+|\*+)\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
+    r"(?:\s*[:=]\s*|\s+-\s+|\s{2,}| (?=[0-9A-Z(]))(?=\S)")
+#: Where a comment line's text starts (``//`` or a block comment's ``*`` line).
+_COMMENT_TEXT = re.compile(r"\s*(?://+|\*+)\s*(?=\S)")
 #: Lines of a description kept at most (a source's header describes a macro in one to three).
 _DOC_LINES = 3
+
+
+def _rest(line: str, start: int) -> str:
+    """A comment line's text from ``start``, without a block comment's closing ``*/``. (Cut by
+    hand: a pattern that also matched the end of the line went back over long runs of spaces,
+    minutes on a hostile line the editor scans in the window's thread.)"""
+    text = line[start:].rstrip()
+    return text[:-2].rstrip() if text.endswith("*/") else text
 
 
 def comment_docs(source: str) -> dict[str, str]:
@@ -106,16 +112,16 @@ def comment_docs(source: str) -> dict[str, str]:
         match = _MACRO_COMMENT.match(line)
         if not match:
             continue
-        parts = [match.group(2)]
-        column = match.start(2)
+        column = match.end()
+        parts = [_rest(line, column)]
         # lines that go on under the description's first word (a column of text) go with it
         for following in lines[number + 1:number + 1 + _DOC_LINES - 1]:
             more = _COMMENT_TEXT.match(following)
-            if not more or more.start(1) != column or _MACRO_COMMENT.match(following):
+            if not more or more.end() != column or _MACRO_COMMENT.match(following):
                 break
+            text = _rest(following, column)
             # a value's own line ("1: a fixed grid") after the previous value's is a new item
-            parts.append(("; " if re.match(r"\w+:", more.group(1)) and not parts[-1].endswith((";", ",")) else " ")
-                         + more.group(1))
+            parts.append(("; " if re.match(r"\w+:", text) and not parts[-1].endswith((";", ",")) else " ") + text)
         text = "".join(parts).rstrip(":").strip()
         for name in re.split(r"\s*,\s*", match.group(1)):
             docs.setdefault(name, text)
