@@ -466,9 +466,26 @@ __global__ void k(float* x) { x[0] = BLOCK_M * BLOCK_K * GRID_STRIDE * UNROLL * 
     assert slots["UNROLL"].doc == "loads in flight" and slots["TILE"].doc == ""
     # a hostile line is read in one pass (a pattern that also matched the line's end went back over
     # the spaces: hours for this line, in the window's thread)
-    assert comment_docs("// ABC  x" + " " * 100_000 + "y */") == {"ABC": "x" + " " * 100_000 + "y"}
+    assert comment_docs("// ABC  x" + " " * 100_000 + "y */") == {"ABC": "x y"}
+    assert comment_docs("\n".join(["/*" * 100_000, "*/" * 100_000] * 3)) == {}
     shipped = scan_macros((kernels_dir() / "softmax.cu").read_text())
     assert {s.macro: s.doc for s in shipped.slots}["THREADS_PER_ROW"] == "threads that share one row (lanes)"
+    # the lines under an item: its wrapped sentence, and the choices it lists (their labels upper case)
+    assert comment_docs((kernels_dir() / "softmax.cu").read_text())["ONLINE"].endswith(
+        "rescaling the sum when the max grows, then the write pass (two reads of x instead of three)")
+    assert "; SHARED_PRIVATE: each block counts" in comment_docs((kernels_dir() / "histogram.cu").read_text())["STRATEGY"]
+    # other styles: after the #define's value, Doxygen's markers, a tab or "--"; code is not a comment
+    other = comment_docs("""x = a
+             * BLOCK_SIZE - 1;
+*OUT_PTR = 3;
+/* WIDTH: vector width */ int z = 0;
+#define TILE 32 // tile width
+#define ITEMS 4 ///< items per thread
+//! UNROLL -- unroll factor
+//\tLANES\tlanes per row
+""")
+    assert other == {"WIDTH": "vector width", "TILE": "tile width", "ITEMS": "items per thread",
+                     "UNROLL": "unroll factor", "LANES": "lanes per row"}
 
 
 def test_cell_values_and_expression_lists():

@@ -81,50 +81,100 @@ class MacroScan:
 
 
 #: A comment line that starts with a macro's name (or several, with commas) and then says what it
-#: is, set apart by a colon, a dash or a column's spaces: ``//   THREADS_PER_ROW  threads that
-#: share one row``, ``//   BLOCK_M, BLOCK_N  block tile``, `` * BLOCK_SIZE: threads per block``,
-#: ``// DOUBLE_BUFFER 1: two stages``. A sentence that wraps onto a line starting with a name
-#: (``// BLOCK_K through shared memory``) is prose, not a description of BLOCK_K.
+#: is, set apart by a colon, a dash, a tab or a column's spaces: ``//   THREADS_PER_ROW  threads
+#: that share one row``, ``//   BLOCK_M, BLOCK_N  block tile``, `` * BLOCK_SIZE: threads per
+#: block``, ``//! ITEMS -- items``, ``// DOUBLE_BUFFER 1: two stages``. A sentence that wraps onto
+#: a line starting with a name (``// BLOCK_K through shared memory``) is prose, not a description.
 _MACRO_COMMENT = re.compile(
-    r"\s*(?://+|/\*+|\*+)\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
-    r"(?:\s*[:=]\s*|\s+-\s+|\s{2,}| (?=[0-9A-Z(]))(?=\S)")
+    r"\s*(?://+[!<]*|/\*+[!<]*|\*+)\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
+    r"(?:\s*[:=]\s*|\s+-{1,2}\s+|\t\s*|\s{2,}| (?=[0-9A-Z(]))(?=\S)")
 #: Where a comment line's text starts (``//`` or a block comment's ``*`` line).
-_COMMENT_TEXT = re.compile(r"\s*(?://+|\*+)\s*(?=\S)")
-#: Lines of a description kept at most (a source's header describes a macro in one to three).
-_DOC_LINES = 3
+_COMMENT_TEXT = re.compile(r"\s*(?://+[!<]*|/\*+[!<]*|\*+)\s*(?=\S)")
+#: A ``#define`` of a macro, for the comment after its value (``#define BLOCK_SIZE 256 // threads``).
+_DEFINE = re.compile(r"\s*#\s*define\s+([A-Z][A-Z0-9_]*)\b")
+#: Lines of a description kept at most (a source's header describes a macro in one to four).
+_DOC_LINES = 4
 
 
 def _rest(line: str, start: int) -> str:
-    """A comment line's text from ``start``, without a block comment's closing ``*/``. (Cut by
-    hand: a pattern that also matched the end of the line went back over long runs of spaces,
-    minutes on a hostile line the editor scans in the window's thread.)"""
-    text = line[start:].rstrip()
-    return text[:-2].rstrip() if text.endswith("*/") else text
+    """A comment's text from ``start`` up to a block comment's ``*/``. (Cut by hand: a pattern that
+    also matched the end of the line went back over long runs of spaces, minutes on a hostile
+    line the editor scans in the window's thread.)"""
+    text = line[start:]
+    close = text.find("*/")
+    return " ".join((text[:close] if close >= 0 else text).split())  # (a column's spaces: one)
+
+
+def _comment_lines(lines: list[str]) -> list[bool]:
+    """Per line, whether it is a comment line: it starts with ``//`` or ``/*``, or inside a block
+    comment opened on an earlier line (where a leading ``*`` is the comment's, not a product's)."""
+    out: list[bool] = []
+    inside = False
+    for line in lines:
+        out.append(inside or line.lstrip().startswith(("//", "/*")))
+        at, slashes = 0, line.find("//")
+        while True:  # the block comments this line opens and closes (strings aside: a guess is enough here)
+            if inside:
+                close = line.find("*/", at)
+                if close < 0:
+                    break
+                inside, at = False, close + 2
+            else:
+                if 0 <= slashes < at:  # (found again only once passed: each find goes on from the last)
+                    slashes = line.find("//", at)
+                opening = line.find("/*", at)
+                if opening < 0 or 0 <= slashes < opening:
+                    break
+                inside, at = True, opening + 2
+    return out
+
+
+def _trailing_comment(line: str, start: int) -> str:
+    """The comment after a ``#define``'s value (``// threads``, ``///< threads``, ``/* threads */``)."""
+    found = [at for at in (line.find("//", start), line.find("/*", start)) if at >= 0]
+    return _rest(line, min(found) + 2).lstrip("/!<* ").strip() if found else ""
 
 
 def comment_docs(source: str) -> dict[str, str]:
-    """Macro name -> the rest of the first comment line that starts with it: how a source's
-    header usually describes its tunable macros, and so the description a slot detected from
-    them starts with (the line it was first used on said nothing about what it is for)."""
+    """Macro name -> what the source's comments say it is: the rest of the first comment line that
+    starts with its name, with the lines that go on under it (indented past the name: a wrapped
+    sentence, or the choices it lists), else the comment after its ``#define``'s value. How a
+    source's header usually describes its tunable macros, and so the description a slot detected
+    from them starts with (the line it was first used on said nothing about what it is for)."""
     docs: dict[str, str] = {}
     lines = source.splitlines()
+    comments = _comment_lines(lines)
     for number, line in enumerate(lines):
-        match = _MACRO_COMMENT.match(line)
+        match = _MACRO_COMMENT.match(line) if comments[number] else None
         if not match:
             continue
-        column = match.end()
+        column, name_column = match.end(), match.start(1)
         parts = [_rest(line, column)]
-        # lines that go on under the description's first word (a column of text) go with it
-        for following in lines[number + 1:number + 1 + _DOC_LINES - 1]:
-            more = _COMMENT_TEXT.match(following)
-            if not more or more.end() != column or _MACRO_COMMENT.match(following):
+        previous = column  # where the last line's text started
+        following = number + 1
+        while following < len(lines) and comments[following]:
+            more = _COMMENT_TEXT.match(lines[following])
+            if not more or more.end() <= name_column:
+                break  # another item, or the header's next section
+            if len(parts) == _DOC_LINES:
+                parts.append(" …")
                 break
-            text = _rest(following, column)
-            # a value's own line ("1: a fixed grid") after the previous value's is a new item
-            parts.append(("; " if re.match(r"\w+:", text) and not parts[-1].endswith((";", ",")) else " ") + text)
+            text = _rest(lines[following], more.end())
+            # deeper than the line before, or under the description with no label of its own: a
+            # wrapped sentence, going on with a space; else a sub-item (a choice, a value's line)
+            wrapped = more.end() > previous or (more.end() == column and not re.match(r"\w+:", text))
+            parts.append((" " if wrapped or parts[-1].endswith((":", ";")) else "; ") + text)
+            previous = more.end()
+            following += 1
         text = "".join(parts).rstrip(":").strip()
         for name in re.split(r"\s*,\s*", match.group(1)):
             docs.setdefault(name, text)
+    for line in lines:
+        define = _DEFINE.match(line)
+        if define and define.group(1) not in docs:
+            trailing = _trailing_comment(line, define.end())
+            if trailing:
+                docs[define.group(1)] = trailing
     return docs
 
 
