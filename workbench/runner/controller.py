@@ -1285,12 +1285,11 @@ def _continued_target(spec: BackendSpec, session: Session, problem: Mapping[str,
 
 
 def _simulated_by_estimate(session: Session) -> bool:
-    """Whether some of the session's trials were simulated with estimated resources (a run with
-    ``--resources estimated``, or trials whose compile had not landed)."""
+    """Whether the session's trials were simulated with estimated resources throughout (a run with
+    ``--resources estimated``). A run with compiled figures marks only the trials whose compile
+    had not landed yet, which refining (``--refine-only``, or the next continuation) replaces."""
     options = session.backend.get("options") if isinstance(session.backend, dict) else None
-    if isinstance(options, dict) and options.get("compile") == "estimate":
-        return True
-    return any(t.measurement.details.get("estimated") for t in session.trials)
+    return isinstance(options, dict) and options.get("compile") == "estimate"
 
 
 def _check_continues(spec: BackendSpec, session: Session, problems: Sequence[Mapping[str, Any]]) -> None:
