@@ -559,6 +559,9 @@ def test_a_sweep_recording_replays_the_size_typed_in_the_problem_field(window, q
     toolbar.recording_chosen.emit(str(single))
     qtbot.waitUntil(lambda: toolbar.problem.placeholderText() == "(the recording's one size)", timeout=10_000)
     assert "leave the field empty" in toolbar.problem.toolTip()
+    # the read of a file chosen before, ending late (reads end in any order), changes nothing
+    toolbar.show_recording_sizes(str(recording), (["n=1024", "n=2048"], ", "))
+    assert toolbar.problem.placeholderText() == "(the recording's one size)"
     toolbar.replay.setText(str(recording))
     toolbar.recording_chosen.emit(str(recording))
     toolbar.problem.setText("n=2048")

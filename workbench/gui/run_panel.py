@@ -310,7 +310,11 @@ class RunToolbar(QToolBar):
 
     def show_recording_sizes(self, path: str, sizes: tuple[list[str], str] | None) -> None:
         """The sizes the recording at ``path`` holds (labels and their separator; None: it could
-        not be read), for the problem field's placeholder while ``path`` is the replay chosen."""
+        not be read), for the problem field's placeholder while ``path`` is the replay chosen. A
+        read that ends after another file was chosen is dropped: reads end in any order (a large
+        Kernel Tuner cache after a small session chosen later)."""
+        if path != self.replay.text().strip():
+            return
         self._recording_sizes = (path, *sizes) if sizes is not None else None
         self._show_problem_placeholder()
 
