@@ -540,6 +540,11 @@ def test_a_column_shows_its_numbers_at_one_precision(window):
     # a column of fractions writes its whole numbers so too; one of whole numbers stays in integers
     assert (cell(0, "metric:occupancy"), cell(1, "metric:occupancy")) == ("1.000", "0.1250")
     assert (cell(0, "metric:registers"), cell(1, "metric:registers")) == ("32", "40")
+    # a slot of fractions too
+    space = SearchSpace([Slot("scale", (0.5, 0.25, 1.0))])
+    trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU"}))
+    assert sorted(cell(row, "slot:scale") for row in range(3)) == ["0.2500", "0.5000", "1.000"]
 
 
 def test_table_hides_metric_columns_that_say_nothing_until_a_trial_says_something(window):

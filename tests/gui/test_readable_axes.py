@@ -709,6 +709,12 @@ def test_the_first_trial_is_drawn_on_axes_a_class_can_read(window, qtbot, tmp_pa
     (x0, x1), _ = view.viewRange()
     at = math.log10(3 * latency) if tradeoff.log_x else 3 * latency
     assert x0 <= at <= x1
+    # a limit at the point itself leaves the range around it readable (not 1.0 to 1.0125 ms)
+    window.model.set_constraints(max_latency_ms=latency)
+    tradeoff.refresh()
+    qtbot.wait(50)
+    (x0, x1), _ = view.viewRange()
+    assert x1 - x0 >= (0.15 if tradeoff.log_x else 0.15 * latency)
     start_run(RunRequest(kernel="conv2d", backend="sim", strategy="random", budget=30, seed=1,
                          backend_options={"compile": "estimate"}), tmp_path / "more.json").run()
     window.open_session(str(tmp_path / "more.json"))

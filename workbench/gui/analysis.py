@@ -106,7 +106,7 @@ def failure_reason(trial: Trial) -> str:
             parts.append(f"{registers:.0f} registers per thread")
         smem = metrics.get("smem_bytes")
         if smem:
-            parts.append(f"{smem / 1024:.1f} KB shared memory per block")
+            parts.append(f"{smem / 1024:.1f} KiB shared memory per block")
         if parts:
             return "; ".join(parts)
     message = trial.measurement.message.strip().splitlines()

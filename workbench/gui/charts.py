@@ -147,21 +147,27 @@ class _ChartBase(QWidget):
 
     def _open_single_values(self, xs: np.ndarray | None, ys: np.ndarray | None,
                             ticks: Sequence[Sequence[float] | None] = (None, None),
-                            held: Sequence[tuple[float, float] | None] = (None, None)) -> None:
+                            held: Sequence[tuple[float, float] | None] = (None, None),
+                            lines: Sequence[float | None] = (None, None)) -> None:
         """Give an axis whose points share one value a readable range (:func:`single_value_range`,
-        or ``held``'s range for that axis), and hand it back to the automatic range once they
-        spread (an empty array: the automatic range serves, as it does around a limit line, which
-        it includes). The range is set only when it changes, so a zoom the person made is not
-        undone by every refresh. None: the axis's range is set elsewhere (a text slot's categories)."""
+        or ``held``'s range for that axis), reaching the axis's limit line too (``lines``: its
+        position, None while it is hidden), and hand it back to the automatic range once they
+        spread. The range is set only when it changes, so a zoom the person made is not undone by
+        every refresh. None: the axis's range is set elsewhere (a text slot's categories)."""
         view = self.plot.getPlotItem().getViewBox()
         logs = (self.log_x, self.log_y)
-        for axis, (values, axis_ticks, fixed, which) in enumerate(zip((xs, ys), ticks, held, (view.XAxis, view.YAxis))):
+        for axis, (values, axis_ticks, fixed, line, which) in enumerate(
+                zip((xs, ys), ticks, held, lines, (view.XAxis, view.YAxis))):
             if values is None:
                 self._held_open[axis] = None
                 continue
             around = single_value_range(values, axis_ticks, logs[axis])
             if around is not None and fixed is not None:
                 around = fixed
+            if around is not None and line is not None and math.isfinite(line):
+                low, high = min(around[0], line), max(around[1], line)
+                margin = 0.05 * (high - low)  # (the line's label beside it)
+                around = (low - margin if line <= around[0] else low, high + margin if line >= around[1] else high)
             if around is not None:
                 if around != self._held_open[axis]:
                     view.setRange(**{"xRange" if axis == 0 else "yRange": around}, padding=0)
@@ -521,9 +527,8 @@ class TradeoffChart(_ChartBase):
         else:
             self.default.setData([], [])
         self._place_limits()
-        # an axis with a limit line shown keeps the automatic range, which reaches the line
-        self._open_single_values(np.zeros(0) if self.latency_line.isVisible() else x[shown],
-                                 np.zeros(0) if self.memory_line.isVisible() else memory[shown])
+        lines = [float(line.value()) if line.isVisible() else None for line in (self.latency_line, self.memory_line)]
+        self._open_single_values(x[shown], memory[shown], lines=lines)
 
     def _pareto(self, latency: np.ndarray, memory: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Rows on the (latency, y) Pareto front among ``mask``, sorted by latency.

@@ -291,7 +291,8 @@ class TrialTableModel(QAbstractTableModel):
         return [_comparable(self.sort_key(row, key)) for row in rows]
 
     def _whole_numbers(self, metric: str) -> bool:
-        """Whether every value of ``metric`` is a whole number (registers, bytes): such a column is
+        """Whether every value of ``metric`` (a metric, or ``slot:NAME``) is a whole number
+        (registers, bytes, block sizes): such a column is
         written in integers, any other with the same significant digits in each cell. Asked per
         cell, so kept until the trials change."""
         version = self.model.data_version
@@ -323,9 +324,11 @@ class TrialTableModel(QAbstractTableModel):
             bound = self._latency_bound(row, key, value)
             if bound is not None:
                 return f"> {fmt(bound, column=True)}"
-            if key.startswith("metric:"):
-                return fmt(value, column=not self._whole_numbers(key[7:]))
-            return fmt(value) if not isinstance(value, str) else value
+            if isinstance(value, str):
+                return value
+            if key.startswith(("metric:", "slot:")):  # (the model's column of a slot is "slot:NAME")
+                return fmt(value, column=not self._whole_numbers(key.removeprefix("metric:")))
+            return fmt(value)
         if role == Qt.ItemDataRole.ToolTipRole and key in ("feasible", "message"):
             text = self.raw(row, key)  # whole, as written: the column is narrower than a long one
             return plain_tip(text) if text and text not in ("yes", "ok") else None
