@@ -307,6 +307,28 @@ def test_presenting_once_is_not_remembered_as_the_persons_zoom(window, qtbot):
     assert window.zoom.factor == 1.0
 
 
+def test_the_left_column_grows_with_the_zoom_and_a_dragged_width_stays(window, qtbot):
+    """In presentation mode at 1920 px the left column kept its 340 px: the recommendation wrapped
+    every line beside charts with room to spare. It grows with the zoom (at most a quarter of the
+    window) and shrinks back with it; a width the person dragged to is only ever widened."""
+    from workbench.gui.presentation import LEFT_COLUMN_PX, LEFT_COLUMN_SHARE, PRESENTATION_ZOOM
+
+    window.resize(1920, 1080)
+    qtbot.wait(50)
+    main = window.splitters["main"]
+    window.zoom.set_factor(PRESENTATION_ZOOM, remember=False)
+    want = min(int(LEFT_COLUMN_PX * PRESENTATION_ZOOM), int(LEFT_COLUMN_SHARE * sum(main.sizes())))
+    assert want >= 1.3 * LEFT_COLUMN_PX
+    qtbot.waitUntil(lambda: abs(main.sizes()[0] - want) <= 2, timeout=5000)
+    window.zoom.set_factor(1.0, remember=False)
+    assert abs(main.sizes()[0] - LEFT_COLUMN_PX) <= 2
+    total = sum(main.sizes())
+    main.setSizes([600, total - 600])  # the person's own width
+    window.zoom.set_factor(PRESENTATION_ZOOM, remember=False)
+    window.zoom.set_factor(1.0, remember=False)
+    assert main.sizes()[0] == 600
+
+
 def test_presentation_mode_with_a_direction_row_still_fits_1440(window, qtbot, cli, tmp_path):
     """The direction toggle beside a weight row widened the left column: the window grew past
     1440 px and every weight slider was squeezed to a stub that could not be dragged."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox, QFileDialog, QLabel, QMainWindow, QMessageBox, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
     QWidget,
@@ -41,6 +41,7 @@ from workbench.gui.file_reading import FileReading
 from workbench.gui.lazy_tabs import LazyTabs
 from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
+from workbench.gui.presentation import LEFT_COLUMN_PX
 from workbench.gui.results_table import ResultsTable
 from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar, available_kernels
 from workbench.gui.settings_store import JsonSettings, SettingsStore
@@ -349,7 +350,7 @@ class MainWindow(QMainWindow):
         main.addWidget(right)
         main.setStretchFactor(0, 0)
         main.setStretchFactor(1, 1)
-        main.setSizes([340, 1100])
+        main.setSizes([LEFT_COLUMN_PX, 1100])
         self.splitters = {"main": main, "right": right, "charts": chart_row, "bottom": bottom}
         self.setCentralWidget(main)
 
@@ -2193,6 +2194,13 @@ class MainWindow(QMainWindow):
         if not self._fitted_when_shown:
             self._fitted_when_shown = True
             QTimer.singleShot(0, self, self.zoom.fit_to_screen)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # Qt override
+        """The left column's zoomed width is a share of the window's (see Zoom.fit_left_column):
+        fitted again once the splitter has the new width."""
+        super().resizeEvent(event)
+        if self._fitted_when_shown:
+            QTimer.singleShot(0, self, self.zoom.fit_left_column)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         editors = [editor for editor in self._kernel_editors if editor.isVisible()]

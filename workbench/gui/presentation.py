@@ -21,6 +21,13 @@ from workbench.gui.plot_axes import set_plot_font
 ZOOM_STEP = 1.15
 ZOOM_RANGE = (0.7, 2.5)
 PRESENTATION_ZOOM = 1.5
+#: The left column's width (constraints, weights, the recommendation) at 100 %: it grows with the
+#: zoom, as its text does, or the recommendation wrapped every line in presentation mode while the
+#: charts beside it had room to spare.
+LEFT_COLUMN_PX = 340
+#: Share of the window the zoom may give the left column at most: the charts keep the rest, which at
+#: 1440 px in presentation mode their headers need whole (a quarter leaves them 20 px less).
+LEFT_COLUMN_SHARE = 0.25
 SETTINGS_KEY = "view/zoom"
 
 
@@ -91,6 +98,8 @@ class Zoom:
         self.base_font = QFont(window.font())
         self.base_point_size = self.base_font.pointSizeF() if self.base_font.pointSizeF() > 0 else 9.0
         self.factor = 1.0
+        #: the left column's width as the zoom last set it (None: never): another width is the person's
+        self._left_width_set: int | None = None
         menu = window.menuBar().addMenu("&View")
         self.presentation_action = QAction("&Presentation mode (large fonts and markers)", window)
         self.presentation_action.setCheckable(True)
@@ -136,6 +145,8 @@ class Zoom:
             self.window.statusBar().showMessage(
                 f"zoom {self.factor:.0%}, not {before:.0%}: larger, the window's controls or the run's progress "
                 f"would not fit its {self.window.width()} px; a wider window or screen has room", 10000)
+        if shown:
+            self.fit_left_column()  # (before the window is laid out, its splitter has no width to share)
 
     def apply_to(self, root: Any) -> None:
         """The zoom in force on the charts and plots inside ``root`` (the window, or a view built
@@ -210,6 +221,24 @@ class Zoom:
         self.presentation_action.setChecked(on)
         self.presentation_action.blockSignals(False)
 
+    def fit_left_column(self) -> None:
+        """Give the left column the width its zoomed text needs (:data:`LEFT_COLUMN_PX` times the
+        zoom, at most :data:`LEFT_COLUMN_SHARE` of the window). A width the person chose by
+        dragging is only ever widened; one this set is also narrowed again as the zoom comes down."""
+        main = getattr(self.window, "splitters", {}).get("main")
+        if main is None:
+            return
+        sizes = main.sizes()
+        total = sum(sizes)
+        if not total or len(sizes) != 2:
+            return
+        want = min(int(LEFT_COLUMN_PX * self.factor), int(total * LEFT_COLUMN_SHARE))
+        ours = sizes[0] == self._left_width_set
+        width = max(want, min(LEFT_COLUMN_PX, sizes[0])) if ours else max(want, sizes[0])
+        if width != sizes[0]:
+            main.setSizes([width, total - width])
+            self._left_width_set = main.sizes()[0]
+
     def present_once(self) -> None:
         """Presentation mode for this window only (``gui --presentation``): the zoom the person
         chose is what the next window opens with, not this one."""
@@ -224,6 +253,7 @@ class Zoom:
         self.window.setFont(font)
         self.window.setStyleSheet(zoom_style_sheet(self.base_point_size, factor))
         self.apply_to(self.window)
+        self.fit_left_column()
         self._tick_presentation(factor >= PRESENTATION_ZOOM - 1e-6)
         if remember:
             self.window.settings.setValue(SETTINGS_KEY, factor)
