@@ -482,10 +482,25 @@ __global__ void k(float* x) { x[0] = BLOCK_M * BLOCK_K * GRID_STRIDE * UNROLL * 
 #define TILE 32 // tile width
 #define ITEMS 4 ///< items per thread
 //! UNROLL -- unroll factor
-//\tLANES\tlanes per row
+
+//\tLANES\tlanes per row, which must
+//\t\ta power of two
+/*
+   DEPTH   stages in flight
+*/
+#define URL "http://example.com"
+/*
+#define OLD 1 // a define in a comment
+*/
+printf("/*");
+*OUT_PTR = 3;
 """)
     assert other == {"WIDTH": "vector width", "TILE": "tile width", "ITEMS": "items per thread",
-                     "UNROLL": "unroll factor", "LANES": "lanes per row"}
+                     "UNROLL": "unroll factor", "LANES": "lanes per row, which must a power of two",
+                     "DEPTH": "stages in flight"}
+    # a hanging indent is the sentence going on, not a new item
+    assert comment_docs("// BLOCK_SIZE: threads per block, a multiple of\n//   the warp size\n") == {
+        "BLOCK_SIZE": "threads per block, a multiple of the warp size"}
 
 
 def test_cell_values_and_expression_lists():

@@ -80,59 +80,63 @@ class MacroScan:
     defined: frozenset[str] = field(default_factory=frozenset)
 
 
-#: A comment line that starts with a macro's name (or several, with commas) and then says what it
+#: A comment's text that starts with a macro's name (or several, with commas) and then says what it
 #: is, set apart by a colon, a dash, a tab or a column's spaces: ``//   THREADS_PER_ROW  threads
 #: that share one row``, ``//   BLOCK_M, BLOCK_N  block tile``, `` * BLOCK_SIZE: threads per
 #: block``, ``//! ITEMS -- items``, ``// DOUBLE_BUFFER 1: two stages``. A sentence that wraps onto
 #: a line starting with a name (``// BLOCK_K through shared memory``) is prose, not a description.
+#: The marker (``//``, ``/*``, a block's ``*``) is optional: :func:`comment_docs` matches only
+#: where the comment's text starts.
 _MACRO_COMMENT = re.compile(
-    r"\s*(?://+[!<]*|/\*+[!<]*|\*+)\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
+    r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
     r"(?:\s*[:=]\s*|\s+-{1,2}\s+|\t\s*|\s{2,}| (?=[0-9A-Z(]))(?=\S)")
-#: Where a comment line's text starts (``//`` or a block comment's ``*`` line).
-_COMMENT_TEXT = re.compile(r"\s*(?://+[!<]*|/\*+[!<]*|\*+)\s*(?=\S)")
+#: The marker and spaces before a comment's text.
+_COMMENT_TEXT = re.compile(r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*(?=\S)")
+#: A line of a description that is an item of its own (a choice ``WARP   ...``, a value ``1: ...``).
+_SUB_ITEM = re.compile(r"\w+:|[A-Z][A-Z0-9_]*(?:\s{2,}|\t)")
 #: A ``#define`` of a macro, for the comment after its value (``#define BLOCK_SIZE 256 // threads``).
 _DEFINE = re.compile(r"\s*#\s*define\s+([A-Z][A-Z0-9_]*)\b")
-#: Lines of a description kept at most (a source's header describes a macro in one to four).
-_DOC_LINES = 4
+#: Lines and characters of a description kept at most (a source's header describes a macro in a
+#: few lines; more is cut with an ellipsis).
+_DOC_LINES = 12
+_DOC_CHARS = 600
 
 
 def _rest(line: str, start: int) -> str:
-    """A comment's text from ``start`` up to a block comment's ``*/``. (Cut by hand: a pattern that
-    also matched the end of the line went back over long runs of spaces, minutes on a hostile
-    line the editor scans in the window's thread.)"""
+    """A comment's text from ``start`` up to a block comment's ``*/``, its runs of spaces as one.
+    (Cut by hand: a pattern that also matched the end of the line went back over long runs of
+    spaces, minutes on a hostile line the editor scans in the window's thread.)"""
     text = line[start:]
     close = text.find("*/")
-    return " ".join((text[:close] if close >= 0 else text).split())  # (a column's spaces: one)
+    return " ".join((text[:close] if close >= 0 else text).split())
 
 
-def _comment_lines(lines: list[str]) -> list[bool]:
-    """Per line, whether it is a comment line: it starts with ``//`` or ``/*``, or inside a block
-    comment opened on an earlier line (where a leading ``*`` is the comment's, not a product's)."""
-    out: list[bool] = []
-    inside = False
-    for line in lines:
-        out.append(inside or line.lstrip().startswith(("//", "/*")))
-        at, slashes = 0, line.find("//")
-        while True:  # the block comments this line opens and closes (strings aside: a guess is enough here)
-            if inside:
-                close = line.find("*/", at)
-                if close < 0:
-                    break
-                inside, at = False, close + 2
-            else:
-                if 0 <= slashes < at:  # (found again only once passed: each find goes on from the last)
-                    slashes = line.find("//", at)
-                opening = line.find("/*", at)
-                if opening < 0 or 0 <= slashes < opening:
-                    break
-                inside, at = True, opening + 2
-    return out
+def _comment_start(line: str, blanked: str, start: int = 0) -> int:
+    """Where the first comment at or after ``start`` begins in ``line`` (-1: none), told from
+    ``blanked`` (the line as :func:`strip_comments` gives it, comments and literals blanked,
+    quotes kept): a ``//`` or ``/*`` that is blanked and outside a string (an even number of kept
+    quotes before it). One pass: a line of ``"//"`` pairs does not search the line again."""
+    quotes = 0
+    for at in range(min(len(line), len(blanked))):
+        char = blanked[at]
+        if char == '"' and line[at] == '"':
+            quotes += 1
+        elif (at >= start and quotes % 2 == 0 and char == " " and line[at] == "/"
+              and line.startswith(("//", "/*"), at)):
+            return at
+    return -1
 
 
-def _trailing_comment(line: str, start: int) -> str:
-    """The comment after a ``#define``'s value (``// threads``, ``///< threads``, ``/* threads */``)."""
-    found = [at for at in (line.find("//", start), line.find("/*", start)) if at >= 0]
-    return _rest(line, min(found) + 2).lstrip("/!<* ").strip() if found else ""
+def _comment_text_starts(lines: list[str], blanked: list[str]) -> list[int]:
+    """Per line, the column where a comment starts that holds the line's first text (-1: the line
+    starts with code, or is empty): a line opening with ``//`` or ``/*``, or one inside a block
+    comment (all of it blanked), where a leading ``*`` is the comment's, not a product's."""
+    starts: list[int] = []
+    for line, cleared in zip(lines, blanked):
+        first = len(line) - len(line.lstrip())
+        inside = first < len(line) and first < len(cleared) and cleared[first] == " "
+        starts.append(first if inside and (line.startswith(("//", "/*"), first) or not cleared.strip()) else -1)
+    return starts
 
 
 def comment_docs(source: str) -> dict[str, str]:
@@ -140,39 +144,41 @@ def comment_docs(source: str) -> dict[str, str]:
     starts with its name, with the lines that go on under it (indented past the name: a wrapped
     sentence, or the choices it lists), else the comment after its ``#define``'s value. How a
     source's header usually describes its tunable macros, and so the description a slot detected
-    from them starts with (the line it was first used on said nothing about what it is for)."""
+    from them starts with (the line it was first used on said nothing about what it is for).
+    Comments and string literals are told apart by :func:`strip_comments`; tabs count as 8 columns."""
+    lines = [line.expandtabs(8) for line in source.splitlines()]
+    blanked = [line.expandtabs(8) for line in strip_comments(source).splitlines()]
+    blanked += [""] * (len(lines) - len(blanked))
+    starts = _comment_text_starts(lines, blanked)
     docs: dict[str, str] = {}
-    lines = source.splitlines()
-    comments = _comment_lines(lines)
     for number, line in enumerate(lines):
-        match = _MACRO_COMMENT.match(line) if comments[number] else None
+        match = _MACRO_COMMENT.match(line, starts[number]) if starts[number] >= 0 else None
         if not match:
             continue
         column, name_column = match.end(), match.start(1)
         parts = [_rest(line, column)]
         previous = column  # where the last line's text started
-        following = number + 1
-        while following < len(lines) and comments[following]:
-            more = _COMMENT_TEXT.match(lines[following])
+        for following in range(number + 1, len(lines)):
+            more = _COMMENT_TEXT.match(lines[following], starts[following]) if starts[following] >= 0 else None
             if not more or more.end() <= name_column:
-                break  # another item, or the header's next section
-            if len(parts) == _DOC_LINES:
+                break  # code, another item, or the header's next section
+            if len(parts) == _DOC_LINES or sum(map(len, parts)) > _DOC_CHARS:
                 parts.append(" …")
                 break
             text = _rest(lines[following], more.end())
-            # deeper than the line before, or under the description with no label of its own: a
-            # wrapped sentence, going on with a space; else a sub-item (a choice, a value's line)
-            wrapped = more.end() > previous or (more.end() == column and not re.match(r"\w+:", text))
-            parts.append((" " if wrapped or parts[-1].endswith((":", ";")) else "; ") + text)
+            # a line with a label of its own is a sub-item (a choice, a value's line); any other,
+            # a wrapped sentence going on with a space
+            item = bool(_SUB_ITEM.match(lines[following], more.end())) and more.end() <= previous
+            parts.append(("; " if item and not parts[-1].endswith((":", ";")) else " ") + text)
             previous = more.end()
-            following += 1
         text = "".join(parts).rstrip(":").strip()
         for name in re.split(r"\s*,\s*", match.group(1)):
             docs.setdefault(name, text)
-    for line in lines:
+    for number, line in enumerate(lines):
         define = _DEFINE.match(line)
-        if define and define.group(1) not in docs:
-            trailing = _trailing_comment(line, define.end())
+        if define and starts[number] < 0 and define.group(1) not in docs:  # (not one in a comment)
+            at = _comment_start(line, blanked[number], define.end())
+            trailing = _rest(line, at + 2).lstrip("/!<* ") if at >= 0 else ""
             if trailing:
                 docs[define.group(1)] = trailing
     return docs
