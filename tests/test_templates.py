@@ -295,6 +295,13 @@ def test_a_session_simulated_with_estimates_of_an_earlier_work_profile_is_not_co
         session.source_hash = changed[-1]
         if continues:  # a compiled run's trial whose compile had not landed: refining replaces it
             session.trials[0].measurement.details.update({"estimated": True, "resources_pending": True})
+            for_good = path.with_name("for-good.json")  # ... but one estimated for good (no compiler) is not
+            save_session(dataclasses.replace(session, trials=[dataclasses.replace(
+                t, measurement=dataclasses.replace(t.measurement, details={
+                    **t.measurement.details, "estimated": True, "estimate_reason": "no NVRTC"}))
+                for t in session.trials]), for_good)
+            with pytest.raises(WorkbenchError, match="before the template's work profile"):
+                resume_run(for_good, RunRequest(budget=3, executor="inline"), for_good)
         save_session(session, path)
         if continues:
             resume_run(path, RunRequest(budget=3, executor="inline"), path).run()

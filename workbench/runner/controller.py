@@ -1285,11 +1285,16 @@ def _continued_target(spec: BackendSpec, session: Session, problem: Mapping[str,
 
 
 def _simulated_by_estimate(session: Session) -> bool:
-    """Whether the session's trials were simulated with estimated resources throughout (a run with
-    ``--resources estimated``). A run with compiled figures marks only the trials whose compile
-    had not landed yet, which refining (``--refine-only``, or the next continuation) replaces."""
+    """Whether trials of the session hold figures of the work profile's rule for good: a run with
+    ``--resources estimated``, or trials a compiling run estimated without a compile to come (no
+    NVRTC, an arch it does not know). Trials whose compile had not landed yet (refining replaces
+    them: ``--refine-only``, or the next continuation) and figures taken from another
+    architecture's compiled table do not count."""
     options = session.backend.get("options") if isinstance(session.backend, dict) else None
-    return isinstance(options, dict) and options.get("compile") == "estimate"
+    if isinstance(options, dict) and options.get("compile") == "estimate":
+        return True
+    return any(d.get("estimated") and not d.get("resources_pending") and not d.get("estimated_from")
+               for d in (t.measurement.details for t in session.trials))
 
 
 def _check_continues(spec: BackendSpec, session: Session, problems: Sequence[Mapping[str, Any]]) -> None:
