@@ -320,6 +320,17 @@ def test_the_left_column_grows_with_the_zoom_and_a_dragged_width_stays(window, q
     want = min(int(LEFT_COLUMN_PX * PRESENTATION_ZOOM), int(LEFT_COLUMN_SHARE * sum(main.sizes())))
     assert want >= 1.3 * LEFT_COLUMN_PX
     qtbot.waitUntil(lambda: abs(main.sizes()[0] - want) <= 2, timeout=5000)
+    # saved while the zoom widened it: the next window does not take that width for the person's
+    window.save_settings()
+    from workbench.gui.main_window import MainWindow
+
+    again = MainWindow(interactive=False, settings=window.settings)
+    qtbot.addWidget(again)
+    again.resize(1920, 1080)
+    again.show()
+    qtbot.waitUntil(lambda: sum(again.splitters["main"].sizes()) > 1800, timeout=5000)
+    assert abs(again.splitters["main"].sizes()[0] - LEFT_COLUMN_PX) <= 2
+    again.close()
     window.zoom.set_factor(1.0, remember=False)
     assert abs(main.sizes()[0] - LEFT_COLUMN_PX) <= 2
     total = sum(main.sizes())

@@ -715,6 +715,13 @@ def test_the_first_trial_is_drawn_on_axes_a_class_can_read(window, qtbot, tmp_pa
     qtbot.wait(50)
     (x0, x1), _ = view.viewRange()
     assert x1 - x0 >= (0.15 if tradeoff.log_x else 0.15 * latency)
+    # a limit far off on a linear axis: the point keeps a margin from the edge
+    tradeoff.set_log(False, False)
+    window.model.set_constraints(max_latency_ms=50 * latency)
+    tradeoff.refresh()
+    qtbot.wait(50)
+    (x0, x1), _ = view.viewRange()
+    assert x0 <= 50 * latency <= x1 and (latency - x0) / (x1 - x0) >= 0.03
     start_run(RunRequest(kernel="conv2d", backend="sim", strategy="random", budget=30, seed=1,
                          backend_options={"compile": "estimate"}), tmp_path / "more.json").run()
     window.open_session(str(tmp_path / "more.json"))

@@ -164,10 +164,10 @@ class _ChartBase(QWidget):
             around = single_value_range(values, axis_ticks, logs[axis])
             if around is not None and fixed is not None:
                 around = fixed
-            if around is not None and line is not None and math.isfinite(line):
+            if around is not None and line is not None and math.isfinite(line) and not around[0] <= line <= around[1]:
                 low, high = min(around[0], line), max(around[1], line)
-                margin = 0.05 * (high - low)  # (the line's label beside it)
-                around = (low - margin if line <= around[0] else low, high + margin if line >= around[1] else high)
+                margin = 0.05 * (high - low)  # (both ends: the point's marker and the line's label)
+                around = (low - margin, high + margin)
             if around is not None:
                 if around != self._held_open[axis]:
                     view.setRange(**{"xRange" if axis == 0 else "yRange": around}, padding=0)

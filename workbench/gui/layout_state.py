@@ -35,3 +35,10 @@ def splitter_state_ok(blob: bytes, panes: int) -> bool:
     # (-1 is Qt's own "not laid out yet", as a splitter never shown saves its sizes and handle)
     return (all(-1 <= size <= MAX_PANE_PX for size in sizes) and -1 <= handle <= MAX_HANDLE_PX
             and orientation in (1, 2))
+
+
+def with_pane_size(blob: bytes, pane: int, size: int) -> bytes:
+    """``blob`` (a valid :func:`splitter_state_ok` state) with pane ``pane`` at ``size`` pixels: the
+    window saves its left column at its unzoomed width when only the zoom widened it, so the next
+    start, at whatever zoom, does not take the zoom's width for the person's."""
+    return blob[:12 + 4 * pane] + struct.pack(">i", size) + blob[12 + 4 * (pane + 1):]

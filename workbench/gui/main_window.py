@@ -29,7 +29,7 @@ from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weight
 from workbench.core.domain.sizes import problems_of
 from workbench.core.io.session_lock import SessionLock
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
-from workbench.gui.layout_state import splitter_state_ok
+from workbench.gui.layout_state import splitter_state_ok, with_pane_size
 from workbench.gui.background import Background
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
@@ -2180,7 +2180,10 @@ class MainWindow(QMainWindow):
         self.settings.setValue("geometry", self.saveGeometry())
         self.settings.remove("state")  # (an earlier version's main-window state: never read again)
         for name, splitter in self.splitters.items():
-            self.settings.setValue(_splitter_key(name), splitter.saveState())
+            state = splitter.saveState()
+            if name == "main" and self.zoom.set_left_column():  # the zoom's width, not the person's
+                state = QByteArray(with_pane_size(bytes(state.data()), 0, LEFT_COLUMN_PX))
+            self.settings.setValue(_splitter_key(name), state)
         self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))
         self.settings.setValue("kernel", self.toolbar.kernel.currentText())
         self.settings.sync()

@@ -221,6 +221,11 @@ class Zoom:
         self.presentation_action.setChecked(on)
         self.presentation_action.blockSignals(False)
 
+    def set_left_column(self) -> bool:
+        """Whether the left column has the width the zoom gave it (not one the person dragged to)."""
+        main = getattr(self.window, "splitters", {}).get("main")
+        return main is not None and self._left_width_set is not None and main.sizes()[0] == self._left_width_set
+
     def fit_left_column(self) -> None:
         """Give the left column the width its zoomed text needs (:data:`LEFT_COLUMN_PX` times the
         zoom, at most :data:`LEFT_COLUMN_SHARE` of the window). A width the person chose by
