@@ -498,6 +498,13 @@ printf("/*");
     assert other == {"WIDTH": "vector width", "TILE": "tile width", "ITEMS": "items per thread",
                      "UNROLL": "unroll factor", "LANES": "lanes per row, which must a power of two",
                      "DEPTH": "stages in flight"}
+    # lines that fool a literal scanner (an apostrophe, a digit separator, a string continued with
+    # a backslash) leave every later line where it is; tabs inside strings count their columns
+    tricky = comment_docs("#error this can't run\nconstexpr int kMax = 1'024;\nconst char* s = \"a\\\nb\";\n"
+                          "// BLOCK_SIZE: threads per block\n    grid = compute(n);\n// more\n"
+                          "#define FMT \"%d\\t%d\t%d\" // format\n")
+    assert tricky == {"BLOCK_SIZE": "threads per block", "FMT": "format"}
+    assert len(comment_docs("// AB: x\n//    " + "A" * 200_000)["AB"]) <= 602  # 600 characters, then " …"
     # a hanging indent is the sentence going on, not a new item
     assert comment_docs("// BLOCK_SIZE: threads per block, a multiple of\n//   the warp size\n") == {
         "BLOCK_SIZE": "threads per block, a multiple of the warp size"}

@@ -545,7 +545,7 @@ def test_a_column_shows_its_numbers_at_one_precision(window):
     trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
     window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU"}))
     assert sorted(cell(row, "slot:scale") for row in range(3)) == ["0.2500", "0.5000", "1.000"]
-    space = SearchSpace([Slot("step", (1, 1.5, 2))])  # ints beside a float
+    space = SearchSpace([Slot("step", (1, 1.5, 2))])  # ints beside a float (the slot holds floats)
     trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
     window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU"}))
     assert sorted(cell(row, "slot:step") for row in range(3)) == ["1.000", "1.500", "2.000"]

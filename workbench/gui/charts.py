@@ -167,7 +167,9 @@ class _ChartBase(QWidget):
             if around is not None and line is not None and math.isfinite(line) and not around[0] <= line <= around[1]:
                 low, high = min(around[0], line), max(around[1], line)
                 margin = 0.05 * (high - low)  # (both ends: the point's marker and the line's label)
-                around = (low - margin, high + margin)
+                # never below 0 on a linear axis of positive values (a latency, memory)
+                floor = 0.0 if not logs[axis] and low >= 0 else -math.inf
+                around = (max(low - margin, floor), high + margin)
             if around is not None:
                 if around != self._held_open[axis]:
                     view.setRange(**{"xRange" if axis == 0 else "yRange": around}, padding=0)

@@ -327,11 +327,7 @@ class TrialTableModel(QAbstractTableModel):
             if isinstance(value, str):
                 return value
             if key.startswith(("metric:", "slot:")):  # (the model's column of a slot is "slot:NAME")
-                if self._whole_numbers(key.removeprefix("metric:")):
-                    return fmt(value)
-                # a slot of 1, 1.5 and 2 holds ints beside floats: all at the column's precision
-                return fmt(float(value) if isinstance(value, int) and not isinstance(value, bool) else value,
-                           column=True)
+                return fmt(value, column=not self._whole_numbers(key.removeprefix("metric:")))
             return fmt(value)
         if role == Qt.ItemDataRole.ToolTipRole and key in ("feasible", "message"):
             text = self.raw(row, key)  # whole, as written: the column is narrower than a long one

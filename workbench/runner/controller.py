@@ -1293,8 +1293,8 @@ def _simulated_by_estimate(session: Session) -> bool:
     options = session.backend.get("options") if isinstance(session.backend, dict) else None
     if isinstance(options, dict) and options.get("compile") == "estimate":
         return True
-    return any(d.get("estimated") and not d.get("resources_pending") and not d.get("estimated_from")
-               for d in (t.measurement.details for t in session.trials))
+    return any(m.resources_estimated and not m.resources_pending and not m.details.get("estimated_from")
+               for m in (t.measurement for t in session.trials))
 
 
 def _check_continues(spec: BackendSpec, session: Session, problems: Sequence[Mapping[str, Any]]) -> None:

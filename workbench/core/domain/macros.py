@@ -145,10 +145,11 @@ def comment_docs(source: str) -> dict[str, str]:
     sentence, or the choices it lists), else the comment after its ``#define``'s value. How a
     source's header usually describes its tunable macros, and so the description a slot detected
     from them starts with (the line it was first used on said nothing about what it is for).
-    Comments and string literals are told apart by :func:`strip_comments`; tabs count as 8 columns."""
-    lines = [line.expandtabs(8) for line in source.splitlines()]
-    blanked = [line.expandtabs(8) for line in strip_comments(source).splitlines()]
-    blanked += [""] * (len(lines) - len(blanked))
+    Comments and string literals are told apart by :func:`strip_comments`; tabs count as 8 columns.
+    A description is cut at :data:`_DOC_CHARS` characters."""
+    expanded = source.expandtabs(8)  # (before blanking, so that both have the same columns)
+    lines = expanded.split("\n")
+    blanked = strip_comments(expanded).split("\n")  # (one line for each: strip_comments keeps every "\n")
     starts = _comment_text_starts(lines, blanked)
     docs: dict[str, str] = {}
     for number, line in enumerate(lines):
@@ -172,6 +173,8 @@ def comment_docs(source: str) -> dict[str, str]:
             parts.append(("; " if item and not parts[-1].endswith((":", ";")) else " ") + text)
             previous = more.end()
         text = "".join(parts).rstrip(":").strip()
+        if len(text) > _DOC_CHARS:
+            text = text[:_DOC_CHARS].rstrip() + " …"
         for name in re.split(r"\s*,\s*", match.group(1)):
             docs.setdefault(name, text)
     for number, line in enumerate(lines):
@@ -204,9 +207,12 @@ def strip_comments(source: str) -> str:
             j = i + 1
             while j < n and source[j] != c and source[j] != "\n":
                 j += 2 if source[j] == "\\" else 1
-            j = min(j + 1, n)
-            out.append(c + " " * max(0, j - i - 2) + (c if j - i >= 2 else ""))
-            i = j
+            # j: the closing quote, or the line break an unterminated literal ends before (an
+            # apostrophe in "#error can't", a digit separator in 1'024), or the end; a line break
+            # inside it (a backslash continuation) is kept, so lines still match the source's
+            closed = j < n and source[j] == c
+            out.append(c + "".join("\n" if ch == "\n" else " " for ch in source[i + 1:min(j, n)]) + (c if closed else ""))
+            i = j + 1 if closed else min(j, n)
         else:
             out.append(c)
             i += 1
