@@ -505,6 +505,8 @@ printf("/*");
                           "#define FMT \"%d\\t%d\t%d\" // format\n")
     assert tricky == {"BLOCK_SIZE": "threads per block", "FMT": "format"}
     assert len(comment_docs("// AB: x\n//    " + "A" * 200_000)["AB"]) <= 602  # 600 characters, then " …"
+    # a name as long as its column leaves one space: an item where its text lines up with the others'
+    assert comment_docs((kernels_dir() / "transpose.cu").read_text())["TILES_PER_BLOCK"].startswith("consecutive tiles")
     # a hanging indent is the sentence going on, not a new item
     assert comment_docs("// BLOCK_SIZE: threads per block, a multiple of\n//   the warp size\n") == {
         "BLOCK_SIZE": "threads per block, a multiple of the warp size"}

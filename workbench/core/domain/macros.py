@@ -90,6 +90,8 @@ class MacroScan:
 _MACRO_COMMENT = re.compile(
     r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
     r"(?:\s*[:=]\s*|\s+-{1,2}\s+|\t\s*|\s{2,}| (?=[0-9A-Z(]))(?=\S)")
+#: A name and one space before text: an item only where it lines up with the items beside it.
+_NAME_THEN_TEXT = re.compile(r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*([A-Z][A-Z0-9_]*) (?=\S)")
 #: The marker and spaces before a comment's text.
 _COMMENT_TEXT = re.compile(r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*(?=\S)")
 #: A line of a description that is an item of its own (a choice ``WARP   ...``, a value ``1: ...``).
@@ -152,8 +154,16 @@ def comment_docs(source: str) -> dict[str, str]:
     blanked = strip_comments(expanded).split("\n")  # (one line for each: strip_comments keeps every "\n")
     starts = _comment_text_starts(lines, blanked)
     docs: dict[str, str] = {}
+    items = [_MACRO_COMMENT.match(line, start) if start >= 0 else None for line, start in zip(lines, starts)]
     for number, line in enumerate(lines):
-        match = _MACRO_COMMENT.match(line, starts[number]) if starts[number] >= 0 else None
+        # a name as long as the column it stands in leaves one space before a lower-case text:
+        # an item still, when that text starts where the items beside it start theirs
+        weak = _NAME_THEN_TEXT.match(line, starts[number]) if starts[number] >= 0 and not items[number] else None
+        beside = [items[k] for k in (number - 1, number + 1) if 0 <= k < len(items)]
+        if weak and any(item is not None and item.end() == weak.end() for item in beside):
+            items[number] = weak
+    for number, line in enumerate(lines):
+        match = items[number]
         if not match:
             continue
         column, name_column = match.end(), match.start(1)
