@@ -19,7 +19,7 @@ from workbench.core.domain.kernel_spec import (
     SPEC_SUFFIX, SpecError, expression_problem, load_declarative, parse_values, save_template_folder,
     split_expressions, template_from_spec,
 )
-from workbench.core.domain.macros import scan_macros
+from workbench.core.domain.macros import scan_macros, strip_comments
 from workbench.core.domain.templates import find_template, kernels_dir, load_templates, scan_templates
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
@@ -510,6 +510,14 @@ printf("/*");
     # a hanging indent is the sentence going on, not a new item
     assert comment_docs("// BLOCK_SIZE: threads per block, a multiple of\n//   the warp size\n") == {
         "BLOCK_SIZE": "threads per block, a multiple of the warp size"}
+
+
+def test_a_digit_separator_is_no_character_literal():
+    """C++14's 1'024 was read as a character literal left open: the rest of its line was blanked,
+    so a slot used only there was not found (and a template using it only there was refused)."""
+    source = "__global__ void k(float* x) { for (int i = 0; i < 1'024 / BLOCK_SIZE; ++i) x[i] = 0xFF'FF; }\n"
+    assert [s.macro for s in scan_macros(source).slots] == ["BLOCK_SIZE"]
+    assert strip_comments("char c = 'a'; int n = 1'024; wchar_t w = L'x';") == "char c = ' '; int n = 1'024; wchar_t w = L' ';"
 
 
 def test_cell_values_and_expression_lists():

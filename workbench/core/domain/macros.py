@@ -197,6 +197,10 @@ def comment_docs(source: str) -> dict[str, str]:
     return docs
 
 
+_DIGITS = frozenset("0123456789")
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
 def strip_comments(source: str) -> str:
     """The source with comments and string/char literals blanked, line breaks kept (so lines still match)."""
     out: list[str] = []
@@ -213,6 +217,9 @@ def strip_comments(source: str) -> str:
             j = n if j < 0 else j + 2
             out.append("".join(ch if ch == "\n" else " " for ch in source[i:j]))
             i = j
+        elif c == "'" and 0 < i < n - 1 and source[i - 1] in _DIGITS and source[i + 1] in _HEX_DIGITS:
+            out.append(c)  # a digit separator (1'024, 0xFF'FF), not a character literal
+            i += 1
         elif c in "\"'":
             j = i + 1
             while j < n and source[j] != c and source[j] != "\n":
