@@ -292,9 +292,8 @@ class TrialTableModel(QAbstractTableModel):
 
     def _whole_numbers(self, metric: str) -> bool:
         """Whether every value of ``metric`` (a metric, or ``slot:NAME``) is a whole number
-        (registers, bytes, block sizes): such a column is
-        written in integers, any other with the same significant digits in each cell. Asked per
-        cell, so kept until the trials change."""
+        (registers, bytes, block sizes): such a column is written in integers, any other with the
+        same significant digits in each cell. Asked per cell, so kept until the trials change."""
         version = self.model.data_version
         known = self._whole.get(metric)
         if known is None or known[0] != version:

@@ -153,13 +153,13 @@ class WhyView(QWidget):
         values = [t[1] / per_unit for t in info.time_terms]
         self.plot.setLabel("bottom", f"modelled time ({self.unit})")
         self._show_bars(names, values, info.latency_ms / per_unit)
-        for name, value in zip(names, values):
+        for row, value in enumerate(values):
             # apart from the bar; over the latency line, on white: the line struck the figure through
             label = pg.TextItem(f"\u2002{term_text(value)} {self.unit}", color=(40, 40, 40), anchor=(0, 0.5),
                                 fill=LABEL_FILL)
             label.setZValue(max(LABEL_Z, self.latency_line.zValue() + 1))
             label.setFont(QFont(self.font()))  # the window's zoom reaches the values drawn on the plot this way
-            label.setPos(value, len(names) - 1 - names.index(name))
+            label.setPos(value, len(names) - 1 - row)  # (the bars' rows, top to bottom)
             self.plot.addItem(label)
             self.value_labels.append(label)
         self._fit_x_range()  # room for the figures just drawn

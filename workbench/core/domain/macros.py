@@ -87,13 +87,14 @@ class MacroScan:
 #: a line starting with a name (``// BLOCK_K through shared memory``) is prose, not a description.
 #: The marker (``//``, ``/*``, a block's ``*``) is optional: :func:`comment_docs` matches only
 #: where the comment's text starts.
+_MARKER = r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*"  # a comment's marker, if any, and the spaces after it
 _MACRO_COMMENT = re.compile(
-    r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
+    _MARKER + r"([A-Z][A-Z0-9_]*(?:\s*,\s*[A-Z][A-Z0-9_]*)*)"
     r"(?:\s*[:=]\s*|\s+-{1,2}\s+|\t\s*|\s{2,}| (?=[0-9A-Z(]))(?=\S)")
 #: A name and one space before text: an item only where it lines up with the items beside it.
-_NAME_THEN_TEXT = re.compile(r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*([A-Z][A-Z0-9_]*) (?=\S)")
+_NAME_THEN_TEXT = re.compile(_MARKER + r"([A-Z][A-Z0-9_]*) (?=\S)")
 #: The marker and spaces before a comment's text.
-_COMMENT_TEXT = re.compile(r"(?://+[!<]*|/\*+[!<]*|\*+)?\s*(?=\S)")
+_COMMENT_TEXT = re.compile(_MARKER + r"(?=\S)")
 #: A line of a description that is an item of its own (a choice ``WARP   ...``, a value ``1: ...``).
 _SUB_ITEM = re.compile(r"\w+:|[A-Z][A-Z0-9_]*(?:\s{2,}|\t)")
 #: A ``#define`` of a macro, for the comment after its value (``#define BLOCK_SIZE 256 // threads``).
