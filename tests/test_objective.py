@@ -230,6 +230,20 @@ def test_constraints_feasibility_and_exclusion_counts() -> None:
     assert nothing.best is None and nothing.n_feasible == 0
     assert nothing.most_excluding == "latency_ms <= 0.5"
     assert "no feasible config among 4 successful trials" in nothing.summary()
+    assert r.explain(2) == "lowest latency among 1 feasible config"
+
+
+def test_nothing_feasible_names_every_constraint_that_excludes_a_trial() -> None:
+    """Relaxing the constraint that excludes the most can leave nothing feasible still, when
+    another excludes the rest: the line names each, the most excluding first."""
+    trials = [ok(0, latency_ms=1.0, registers=200.0), ok(1, latency_ms=2.0, registers=150.0),
+              ok(2, latency_ms=6.0, registers=100.0)]
+    r = rank(trials, Constraints(max_latency_ms=5, extra=(Bound("registers", "<=", 128.0),)))
+    assert r.best is None and r.most_excluding == "registers <= 128"
+    assert r.why_none() == ("no feasible config among 3 successful trials; "
+                            "registers <= 128 excludes 2, latency_ms <= 5 excludes 1")
+    one = rank(trials[:1], Constraints(max_latency_ms=0.5))
+    assert one.why_none() == "no feasible config among 1 successful trial; latency_ms <= 0.5 excludes 1"
 
 
 def test_nothing_to_score_is_said_truthfully_without_any_constraint() -> None:

@@ -1842,8 +1842,8 @@ class MainWindow(QMainWindow):
         """Export the recommended config under the constraints and weights in force now.
 
         The format follows the suffix (``.h`` header, ``.cu`` rendered kernel, ``.json``, ``.py``
-        CuPy script). Raises WorkbenchError when nothing is feasible (naming the constraint that
-        excludes the most) or the suffix is unknown; nothing is written then.
+        CuPy script). Raises WorkbenchError when nothing is feasible (naming each constraint that
+        excludes a trial) or the suffix is unknown; nothing is written then.
         """
         from workbench.core.io.export import export_sessions
 

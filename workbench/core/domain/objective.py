@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, counted
 from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
                                            not_a_metric_name, parse_direction)
 from workbench.core.domain.measurement import (
@@ -749,11 +749,15 @@ class Ranking:
         if self.n_ok == 0:
             return f"no successful trials among {len(self.table)}" + (f": {note}" if note else "")
         if self.n_feasible:  # asked while there is a recommendation: nothing to explain away
-            return f"{self.n_feasible} feasible configs among {self.n_ok} successful trials"
+            return f"{counted(self.n_feasible, 'feasible config')} among {counted(self.n_ok, 'successful trial')}"
         reasons = []
         label = self.most_excluding
-        if label is not None:
-            reasons.append(f"{self.shown(label)} excludes {self.excluded_by[label]}")
+        # every constraint that excludes a trial, the most excluding first: naming only that one
+        # sent a person to relax it while another still kept the rest out (a trial two of them
+        # exclude counts for each)
+        excluding = sorted((item for item in self.excluded_by.items() if item[1] > 0), key=lambda item: -item[1])
+        if excluding:
+            reasons.append(", ".join(f"{self.shown(name)} excludes {count}" for name, count in excluding))
         unscored = int(np.count_nonzero(self.unscored))
         if unscored and not self.weights and self.undirected:
             reasons.append(self.undirected_note())
@@ -763,7 +767,7 @@ class Ranking:
             reasons.append(f"{unscored}{within} {verb} none of the weighted metrics ({self._weighted_names()})")
         if note:
             reasons.append(f"and {note}")
-        return f"no feasible config among {self.n_ok} successful trials; " + "; ".join(reasons)
+        return f"no feasible config among {counted(self.n_ok, 'successful trial')}; " + "; ".join(reasons)
 
     def aborted_count(self) -> int:
         """Rows stopped early as hopeless under the latency limit (status ``aborted``)."""
@@ -863,10 +867,10 @@ class Ranking:
             # by Kernel Tuner's mean time, `show` printed the median next to "lowest kt_time_ms"
             value = "" if metric == LATENCY else f" ({shown_number(float(table.column(metric)[i]))})"
             if position == 1:
-                text = f"{adjective} {noun}{value} among {n} feasible configs"
+                text = f"{adjective} {noun}{value} among {counted(n, 'feasible config')}"
             else:
                 ratio = self._ratio(metric, self.best, i)  # type: ignore[arg-type]
-                text = f"{_ordinal(position)} {adjective} {noun}{value} among {n} feasible configs"
+                text = f"{_ordinal(position)} {adjective} {noun}{value} among {counted(n, 'feasible config')}"
                 if ratio is not None:
                     word = "slower" if metric == LATENCY else "worse"
                     if ratio < 1.1:
@@ -880,7 +884,7 @@ class Ranking:
                 if not math.isnan(self.normalised[m][i])
             )
             word = "highest score" if position == 1 else f"{_ordinal(position)} highest score"
-            text = f"{word} {self.score[i]:.3f} among {n} feasible configs"
+            text = f"{word} {self.score[i]:.3f} among {counted(n, 'feasible config')}"
             text += f" ({parts} of best)" if parts else " (it reports none of the weighted metrics)"
         notes = [note for note in (self.undirected_note(), self.constant_note()) if note]
         return text + self._versus_default(i) + "".join(f"; {note}" for note in notes)

@@ -3,7 +3,7 @@
 Everything here is a pure function of (sessions, constraints, weights, template): the
 recommendation is the ranking's best under the objective *in force when exporting* (the GUI's
 sliders or the CLI's flags), never a stored answer. With nothing feasible an export refuses with
-the ranking's reason (the constraint that excludes the most trials).
+the ranking's reason (each constraint that excludes a trial, the most excluding first).
 
 Several sessions of one kernel and problem can be exported together (one per GPU, or one session
 whose trials ran on several GPUs). Each device gets its own best config, and a *portable* config is
@@ -200,7 +200,7 @@ def plan_export(
     problem, or the one size it was measured at when its own problem has no trials).
 
     Raises WorkbenchError (one line) when the sessions cannot go together (different kernels or
-    problems) or when a device has nothing feasible (naming the constraint that excludes the most).
+    problems) or when a device has nothing feasible (naming each constraint that excludes a trial).
     """
     if not sessions:
         raise WorkbenchError("export needs at least one session")
