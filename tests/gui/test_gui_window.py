@@ -4,6 +4,7 @@ save / reopen, failures, and closing during a run."""
 
 from __future__ import annotations
 
+import html
 import math
 from pathlib import Path
 
@@ -138,6 +139,11 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     assert model.constraints.max_latency_ms == pytest.approx(latency.value_at(0))
     assert model.ranking.n_feasible == expected_best(trials, latency.value_at(0), limit)[0] == 0
     assert "Nothing is feasible" in window.best_card.text()
+    # the latency limit excludes the most, the memory limit some too: relaxing latency alone is not enough
+    memory = next(name for name in model.ranking.excluded_by if name.startswith("memory"))
+    assert model.ranking.most_excluding.startswith("latency_ms")
+    also = f"<b>{html.escape(model.ranking.shown(memory))}</b> excludes {model.ranking.excluded_by[memory]} too."
+    assert also in window.best_card.text() and "Relax them" in window.best_card.text()
     # every point grey: the latency-vs-memory chart says which constraint did it
     window.tradeoff_chart.refresh()
     assert window.tradeoff_chart.no_data.isVisible()

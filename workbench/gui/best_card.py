@@ -86,8 +86,13 @@ class BestCard(QFrame):
             if label is None or ranking.unscored.any():  # no score to rank by: no constraint to relax
                 return f"<b>Nothing is feasible.</b><br>{html.escape(ranking.why_none())}."
             count = ranking.excluded_by.get(label, 0)
+            # the others that exclude a trial too: relaxing the first alone may still leave nothing
+            others = [f"<b>{html.escape(ranking.shown(name))}</b> excludes {n}" for name, n in
+                      sorted(ranking.excluded_by.items(), key=lambda item: -item[1]) if n > 0 and name != label]
+            also = f" {'; '.join(others)} too." if others else ""
             return (f"<b>Nothing is feasible.</b><br>The constraint <b>{html.escape(ranking.shown(label))}</b> excludes the most "
-                    f"trials ({count} of {ranking.n_ok} successful). Relax it to get a recommendation.")
+                    f"trials ({count} of {ranking.n_ok} successful).{also} Relax {'them' if others else 'it'} to get a "
+                    "recommendation.")
         trial = model.trials[best]
         config = "<br>".join(f"<b>{html.escape(k)}</b> = {html.escape(str(v))}" for k, v in trial.config.items())
         metrics = trial.measurement.metrics
