@@ -191,6 +191,22 @@ def test_a_cache_cut_inside_a_record_keeps_the_whole_records_before_it_and_says_
         import_kt_cache(write(tmp_path, text[:first_record], "killed.json"))
 
 
+def test_a_whole_cache_with_more_after_it_is_refused_not_read_as_cut(tmp_path: Path) -> None:
+    """No run leaves data after the cache's closing brace; read as a file cut short, it lost its
+    last record (the best one here) without a word of truth. Refused in one line, plain or gzipped
+    (a second gzip member is more data too)."""
+    data = synthetic(False)
+    text = json.dumps(data, indent=1)
+    for extra in ("x", "\n{}", "\n}"):
+        with pytest.raises(SessionFormatError, match=r"extra\.json: more data after the end of the cache \(line \d+"):
+            import_kt_cache(write(tmp_path, text + extra, "extra.json"))
+    gz = tmp_path / "extra.json.gz"
+    gz.write_bytes(gzip.compress(text.encode()) + gzip.compress(b"junk"))
+    with pytest.raises(SessionFormatError, match="more data after the end of the cache"):
+        import_kt_cache(gz)
+    assert len(import_kt_cache(write(tmp_path, text + "\n\n", "extra.json")).trials) == 5  # whitespace is no data
+
+
 def test_record_without_params_uses_the_cache_key(tmp_path: Path) -> None:
     data = synthetic(False)
     for record in data["cache"].values():

@@ -218,6 +218,13 @@ def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) 
         raise SessionFormatError(f"{path}: {exc}") from None
     except RecursionError:
         raise SessionFormatError(f"{path}: JSON nested too deeply") from None
+    if first_error.msg == "Extra data":
+        # a whole document with more after it: no run cut this file short (the repairs below would
+        # read it as cut and drop its last record, the best one as often as not)
+        raise SessionFormatError(
+            f"{path}: more data after the end of the cache (line {first_error.lineno}, column {first_error.colno}): "
+            "not a file Kernel Tuner wrote; refused rather than guess which part is the cache"
+        ) from None
     # Kernel Tuner appends records while it runs, one line each ending in "},", and closes the
     # object only at the end: a cache of an interrupted run ends in "...}," without the final "}}".
     # A run killed during a write (or a full disk) ends inside a record instead: the records before
