@@ -18,6 +18,7 @@ from workbench.core.model.compiler import (
     module_constant_bytes,
     parse_ptxas_log,
 )
+from workbench.core.domain.includes import included_files
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.templates import load_templates
 
@@ -136,6 +137,24 @@ def test_compile_error_is_a_result_not_an_exception() -> None:
     assert not result.ok and result.cubin == b""
     assert result.error.startswith("bad.cu(1): error") and "undefined" in result.error
     assert "1 error detected" in result.log
+
+
+def test_an_include_of_the_systems_live_state_is_refused_before_nvrtc_quotes_it(tmp_path: Path) -> None:
+    """/proc/self/environ is a regular file: included, NVRTC's errors quoted the process's
+    environment, and the compile log is kept in the session. Refused by name, also through a link
+    or a header; an ordinary header outside the template's folder is still the person's to include."""
+    for name in ("/proc/self/environ", "/proc/cpuinfo", "/sys/kernel/osrelease"):
+        if not os.path.isfile(name):
+            continue
+        result = compile_cuda(f'#include "{name}"\n__global__ void k() {{}}\n', name="e.cu")
+        assert not result.ok and "live state" in result.error and "=" not in result.log, result.log[:200]
+    (tmp_path / "env.h").symlink_to("/proc/self/environ")
+    (tmp_path / "outer.h").write_text('#include "env.h"\n')
+    linked = included_files(f'#include "{tmp_path / "outer.h"}"\n')
+    assert isinstance(linked, str) and "live state (/proc)" in linked
+    (tmp_path / "fine.h").write_text("#define FINE 1\n")
+    assert compile_cuda(f'#include "{tmp_path / "fine.h"}"\nextern "C" __global__ void k(int* x) {{ x[0] = FINE; }}\n',
+                        name="f.cu", entry="k").ok
 
 
 def test_an_include_is_checked_before_nvrtc_opens_it_and_its_contents_key_the_cache(tmp_path: Path,

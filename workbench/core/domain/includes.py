@@ -217,6 +217,10 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
             if not stat.S_ISREG(info.st_mode):
                 shown = f'"{name}"' if kind == '"' else f"<{name}>"
                 return f"#include {shown} names {candidate}, which is not a regular file"
+            system = _system_state(candidate)
+            if system is not None:
+                shown = f'"{name}"' if kind == '"' else f"<{name}>"
+                return f"#include {shown} names {candidate}, a file of the system's live state ({system}), not a header"
             named = os.path.abspath(candidate)  # by the name it is reached as: its own names are looked for beside that
             if named in seen:
                 break
@@ -238,6 +242,19 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
         while len(_TREES) > _TREES_MAX:
             _TREES.popitem(last=False)
     return found
+
+
+#: Folders whose regular files are the running system's state, never headers: a process's
+#: environment (``/proc/self/environ``), its memory maps, kernel settings. Included, NVRTC quotes
+#: their lines in its errors, and those errors are kept in the session's log: a kernel folder from
+#: someone else could have written the person's environment into a session they then share.
+_SYSTEM_STATE = ("/proc", "/sys", "/dev")
+
+
+def _system_state(path: str) -> str | None:
+    """The folder of :data:`_SYSTEM_STATE` ``path`` lies in (links followed), or None."""
+    real = os.path.realpath(path)
+    return next((top for top in _SYSTEM_STATE if real == top or real.startswith(top + os.sep)), None)
 
 
 def _identity_of(info: os.stat_result) -> tuple[int, ...]:
