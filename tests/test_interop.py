@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from workbench.core.errors import SessionFormatError, WorkbenchError
-from workbench.core.io.interop import KT_READING, export_csv, export_kt_cache, guess_group, import_kt_cache
+from workbench.core.io.interop import KT_READING, export_csv, export_kt_cache, guess_group, import_kt_cache, render_csv
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session, load_session, save_session
 from workbench.core.domain.space import Config, SearchSpace, Slot
@@ -443,6 +443,14 @@ def test_a_csv_cell_never_becomes_a_spreadsheet_formula(tmp_path: Path) -> None:
     with open(tmp_path / "t.csv", newline="") as handle:
         cells = [row[-2] for row in list(csv.reader(handle))[1:]]
     assert cells[:5] == ["'" + m for m in hostile[:5]] and cells[5] == "a=b stays as it is"
+    # control and bidi characters are written as escapes: no ESC reaches a terminal, no line break
+    # hides a formula after an innocent first line
+    for i, message in enumerate(("x\n\x1b[2J=cmd \u202eevil", "\n=1+1"), 9):  # as a file may hold them
+        session.add(Trial(i, space.config({"block_size": 128}), Measurement(Status.RUNTIME_ERROR, message=message)))
+    text = render_csv(session)
+    assert "\x1b" not in text and "\u202e" not in text
+    rows = list(csv.reader(text.splitlines()))
+    assert rows[-2][-2] == "x\\n\\x1b[2J=cmd \\u202eevil" and rows[-1][-2] == "\\n=1+1"
 
 
 def test_a_sweeps_text_problem_values_never_become_formulas(tmp_path: Path) -> None:

@@ -977,7 +977,10 @@ def _inert_cell(text: str) -> str:
     """Free text (a trial's message, written by the benchmark or the file) as a cell a spreadsheet
     shows and never evaluates: ``=HYPERLINK(...)`` or ``@SUM(...)`` in a message became a live
     formula in the exported table. Such text gets a leading apostrophe, as spreadsheets themselves
-    write a text cell that looks like a formula."""
+    write a text cell that looks like a formula. A control or bidi character is written as its
+    escape (:func:`printable`): a raw ESC reached the terminal of whoever printed the file, and a
+    line break hid a formula behind the first line's start."""
+    text = printable(text)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
