@@ -139,6 +139,9 @@ def test_issue_error_message_exactly() -> None:
         ("tile_x = 1", "syntax error"),
         ("", "restriction is empty"),
         ("tile_x > 1\nimport os", "single line"),
+        ("tile_x > 1 # \u202e 0 < x_elit", "invisible character \\u202e at col 14"),  # bidi override
+        ("tile_x\x1b[2J > 1", "invisible character \\x1b at col 7"),
+        ("tile_x >\u00a01", "invisible character \\xa0 at col 9"),
         ("strategy * 2 == 'aa'", "arithmetic (*) on text is not allowed"),
         ("strategy < 3", "cannot order text against a number"),
         ("strategy == 1", "compares text with a number"),

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.errors import RestrictionError
+from workbench.core.errors import RestrictionError, printable
 
 Value = int | float | bool | str
 Env = Mapping[str, Any]
@@ -220,6 +220,12 @@ def compile_restriction(
         raise RestrictionError(f'restriction "{shown[:40]}...": longer than {MAX_TEXT} characters')
     if "\n" in shown or "\r" in shown:
         raise RestrictionError(f'restriction "{shown.splitlines()[0]}...": must be a single line')
+    odd = next((c for c in shown if c != "\t" and not c.isprintable()), None)
+    if odd is not None:
+        # a bidi override (U+202E) shows a comment or a name in another order than it is read, the
+        # Trojan Source trick; any other control or format character has no place here either
+        raise RestrictionError(f'restriction "{printable(shown)}": holds the invisible character '
+                               f"{printable(odd)} at col {shown.index(odd) + 1}; write it in plain characters")
     try:
         tree = pysyntax.parse(shown, mode="eval")
     except SyntaxError as exc:
