@@ -25,6 +25,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Status, Trial
 from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.domain.metrics import METRICS, known_direction
+from workbench.core.domain.objective import Bound
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUS_CODES, STATUSES, SessionModel
 from workbench.gui.settings_store import SettingsStore
@@ -122,17 +123,35 @@ def feasibility_text(model: SessionModel, row: int) -> str:
     if ranking is None or ranking.feasible[row]:
         return "yes"
     broken = []
-    for bound in model.constraints.bounds():
-        value = trial.metric(bound.metric)
-        if not bound.check(value):
-            if math.isnan(value):
-                broken.append(f"{bound.metric} not reported")
-                continue
-            shown, limit = _apart(value, bound.value)
-            broken.append(f"{bound.metric} {shown} {'>' if bound.op == '<=' else '<'} {limit}")
+    for bound, value in _violated(model, row):
+        if math.isnan(value):
+            broken.append(f"{bound.metric} not reported")
+            continue
+        shown, limit = _apart(value, bound.value)
+        broken.append(f"{bound.metric} {shown} {'>' if bound.op == '<=' else '<'} {limit}")
     if not broken and ranking.unscored[row]:  # within the constraints, but nothing to score it on
         return "no score: reports no weighted metric"
     return "; ".join(broken) or "no"
+
+
+def feasibility_cell(model: SessionModel, row: int) -> str:
+    """The feasible column's cell: as :func:`feasibility_text`, but a violation as ``no:`` and the
+    metrics by the names the column headers give them (``no: latency, memory``). The figures stood
+    in the cell and were cut to ``latency_ms …`` even at 1920 px in presentation mode; the values
+    are in the metric columns beside it, and the whole verdict with them in the tool tip."""
+    text = feasibility_text(model, row)
+    violated = _violated(model, row)
+    if text == "yes" or not violated:
+        return text
+    return "no: " + ", ".join(dict.fromkeys(metric_label(bound.metric).split(" (")[0] for bound, _ in violated))
+
+
+def _violated(model: SessionModel, row: int) -> list[tuple[Bound, float]]:
+    """Each constraint in force that row ``row``'s trial violates, with the trial's value (NaN
+    when it did not report the metric)."""
+    trial = model.trials[row]
+    return [(bound, value) for bound in model.constraints.bounds()
+            if not bound.check(value := trial.metric(bound.metric))]
 
 
 def _apart(value: float, limit: float) -> tuple[str, str]:
@@ -323,6 +342,8 @@ class TrialTableModel(QAbstractTableModel):
             bound = self._latency_bound(row, key, value)
             if bound is not None:
                 return f"> {fmt(bound, column=True)}"
+            if key == "feasible":
+                return feasibility_cell(self.model, row)
             if isinstance(value, str):
                 return value
             if key.startswith(("metric:", "slot:")):  # (the model's column of a slot is "slot:NAME")
