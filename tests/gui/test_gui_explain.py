@@ -556,6 +556,12 @@ def test_a_column_shows_its_numbers_at_one_precision(window):
     trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
     window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU"}))
     assert sorted(cell(row, "slot:step") for row in range(3)) == ["1.000", "1.500", "2.000"]
+    # a switch reads True / False, as the card and the charts write it (the table said no / yes)
+    space = SearchSpace([Slot("use_shared", (False, True))])
+    trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU"}))
+    assert sorted(cell(row, "slot:use_shared") for row in range(2)) == ["False", "True"]
+    assert "<b>use_shared</b> = False" in window.best_card.text()
 
 
 def test_table_hides_metric_columns_that_say_nothing_until_a_trial_says_something(window):

@@ -346,6 +346,8 @@ class TrialTableModel(QAbstractTableModel):
                 return feasibility_cell(self.model, row)
             if isinstance(value, str):
                 return value
+            if isinstance(value, bool) and key.startswith("slot:"):
+                return str(value)  # True / False, as the card, the charts and the search space write a slot's value
             if key.startswith(("metric:", "slot:")):  # (the model's column of a slot is "slot:NAME")
                 return fmt(value, column=not self._whole_numbers(key.removeprefix("metric:")))
             return fmt(value)
