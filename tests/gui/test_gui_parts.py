@@ -628,7 +628,7 @@ def test_background_compiles_show_apart_from_evaluations_and_refine_the_trials(w
     # said before the run's state in the progress label, which never goes to the overflow menu
     assert any(" compiling in background" in text and shown.startswith(f"{text}; ") for text, shown in labels)
     assert window.toolbar.compile_text == "compiles done: 4 refined"
-    assert window.toolbar.progress_label.text() == "finished: budget, 4 evaluations; compiles done: 4 refined"
+    assert window.toolbar.progress_label.text() == "done (budget), 4 evals; compiles done: 4 refined"
     details = [t.measurement.details for t in window.model.trials]
     assert len(details) == 4 and all(d.get("refined_from_estimate") and not d.get("estimated") for d in details)
     # re-showing the refined trials is no save: the unsaved run still asks before it is closed
@@ -671,8 +671,8 @@ def test_a_paused_run_says_so_in_the_progress_label_without_an_eta(window):
     bar.set_running(True, paused=False)
     assert bar.progress_label.text() == "58 done, 5 failed ETA 4s"
     bar.set_running(False)
-    bar.show_state("finished: budget, 100 evaluations")
-    assert bar.progress_label.text() == "finished: budget, 100 evaluations"
+    bar.show_state("done (budget), 100 evals")
+    assert bar.progress_label.text() == "done (budget), 100 evals"
 
 
 def test_a_run_at_another_size_keeps_the_wider_space_the_panel_shows(window, qtbot):

@@ -669,7 +669,7 @@ def test_a_run_named_by_a_template_the_editor_saved_runs_from_its_folder(qtbot, 
 
 
 def test_an_opened_session_shows_its_own_evaluations_not_the_last_runs(window, qtbot, cli, tmp_path):
-    """A run's "finished: budget, 12 evaluations" and full bar stayed when another file was opened,
+    """A run's "done (budget), 12 evals" and full bar stayed when another file was opened,
     and a reopened session of 5 of its 8 evaluations showed an empty bar and "idle"."""
     other = tmp_path / "other.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "8",
@@ -679,7 +679,7 @@ def test_an_opened_session_shows_its_own_evaluations_not_the_last_runs(window, q
     other.write_text(json.dumps(doc))
     result = start_and_wait(window, qtbot, {"kernel": "vector_add", "backend": "sim", "strategy": "random",
                                             "budget": 12, "options": {"compile": "estimate"}})
-    assert result.evaluations == 12 and window.toolbar.progress_label.text().startswith("finished")
+    assert result.evaluations == 12 and window.toolbar.progress_label.text() == "done (budget), 12 evals"
     window.open_session(other)
     assert window.toolbar.progress_label.text() == "opened: 5 of 8 evaluations"
     assert (window.toolbar.progress.value(), window.toolbar.progress.maximum()) == (5, 8)

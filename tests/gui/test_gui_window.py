@@ -496,7 +496,7 @@ def test_a_run_that_measured_the_whole_space_reads_as_complete(window, qtbot, tm
     bar = window.toolbar.progress
     assert bar.value() == bar.maximum() == 4
     assert window.toolbar.budget.value() == 20
-    assert "finished: nothing left to measure" in window.toolbar.progress_label.text()
+    assert "done: nothing left to measure, 4 evals" == window.toolbar.progress_label.text()
 
 
 def test_an_objective_set_before_the_first_run_is_the_runs(window, qtbot):

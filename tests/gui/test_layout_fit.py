@@ -49,7 +49,7 @@ def test_presentation_mode_fits_a_1440x900_screen(ran, qtbot):
     assert all(bar.widgetForAction(action) is None or bar.widgetForAction(action).isVisible()
                for action in bar.actions() if action.isVisible())
     label = ran.toolbar.progress_label
-    assert label.toolTip() == label.text() and label.text().startswith("finished")
+    assert label.toolTip() == label.text() and label.text().startswith("done (budget)")
 
 
 @pytest.mark.parametrize("presentation", [False, True])
@@ -71,9 +71,9 @@ def test_the_background_compile_count_stays_on_the_run_bar(ran, qtbot, presentat
     assert label.text() == "37 compiling in background (estimates shown), 3 refined; 40 done, 2 failed"
     assert label.toolTip() == label.text()
     assert label.shown_text().startswith("37 compiling")  # first, so even a narrow label keeps the count
-    ran.toolbar.show_state("finished: budget, 40 evaluations")
+    ran.toolbar.show_state("done (budget), 40 evals")
     ran.toolbar.show_compiles(0, 40)
-    assert label.text() == "finished: budget, 40 evaluations; compiles done: 40 refined"
+    assert label.text() == "done (budget), 40 evals; compiles done: 40 refined"
 
 
 def test_the_recommended_card_takes_the_zoomed_font(ran, qtbot):

@@ -84,6 +84,11 @@ def app_settings() -> JsonSettings:
     return JsonSettings(Path(folder) / "settings.json")
 
 
+#: How a run ended, as the toolbar's state says it (the engine's reasons, runner/events.py).
+_END_WORDS = {"budget": "budget", "time_limit": "time limit", "plateau": "no improvement", "stopped": "stopped",
+              "error": "error", "interrupted": "interrupted"}
+
+
 def _offered_budget(session: Session) -> int | None:
     """What the budget box offers for going on with ``session``: what its recorded budget has left
     (a run stopped early, a session reopened), so Start goes on to the budget instead of starting
@@ -1336,10 +1341,12 @@ class MainWindow(QMainWindow):
             # (4 of 20 and "16 evals" read as a run that stopped early, with nothing left to run)
             self.toolbar.progress.setMaximum(max(result.evaluations, 1))
             self.toolbar.progress.setValue(max(result.evaluations, 1))
-            self.toolbar.show_state(f"finished: nothing left to measure (the strategy proposed every config it "
-                                    f"can), {result.evaluations} evaluations")
+            self.toolbar.show_state(f"done: nothing left to measure, {result.evaluations} evals")
         else:
-            self.toolbar.show_state(f"finished: {result.reason}, {result.evaluations} evaluations")
+            # short, in the budget box's word: at 1280 px "finished: budget, 40 evaluations" was cut
+            # before its count
+            reason = _END_WORDS.get(result.reason, result.reason)
+            self.toolbar.show_state(f"done ({reason}), {result.evaluations} evals")
             offered = _offered_budget(self.model.session) if self.model.session is not None else None
             if offered is not None:
                 self.toolbar.budget.setValue(offered)  # as on reopening the file

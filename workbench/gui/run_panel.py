@@ -479,7 +479,7 @@ class RunToolbar(QToolBar):
 
     def show_opened(self, done: int, budget: int | None) -> None:
         """A session just opened: its evaluations against its recorded budget (a bar and a label
-        the last run had left, "finished: budget, 40 evaluations", read as the opened file's)."""
+        the last run had left, "done (budget), 40 evals", read as the opened file's)."""
         self.progress.setMaximum(max(budget or 0, done, 1))  # (a maximum of 0 is Qt's busy bar)
         self.progress.setValue(done)
         self._compiles_pending, self.compile_text, self._eta = False, "", ""
