@@ -142,9 +142,11 @@ class Zoom:
             # (unticked, each F11 turned it "on" again at the same reduced zoom)
             self._tick_presentation(True)
         if self.factor < before and shown:  # said: the presenter asked for larger text than this
+            # short enough for the status bar of the window it speaks of (the longer sentence was
+            # cut at 1280 px in presentation mode, the case it is for)
             self.window.statusBar().showMessage(
-                f"zoom {self.factor:.0%}, not {before:.0%}: larger, the window's controls or the run's progress "
-                f"would not fit its {self.window.width()} px; a wider window or screen has room", 10000)
+                f"zoom {self.factor:.0%}, not {before:.0%}: the controls need a window wider than "
+                f"{self.window.width()} px", 10000)
         if shown:
             self.fit_left_column()  # (before the window is laid out, its splitter has no width to share)
 
