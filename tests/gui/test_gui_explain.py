@@ -165,6 +165,10 @@ def test_a_failed_or_aborted_row_says_no_in_feasible_and_its_reason_once_in_stat
     cells = [(table.data(table.index(row, table.column_of("feasible"))),
               table.data(table.index(row, table.column_of("status")))) for row in range(3)]
     assert cells == [("yes", "ok"), ("no (failed)", "launch_error"), ("no (aborted)", "aborted")]
+    # under a latency limit too: a candidate stopped early has no latency to violate it with
+    window.model.set_constraints(max_latency_ms=2.0)
+    assert [table.data(table.index(row, table.column_of("feasible"))) for row in range(3)] == \
+        ["yes", "no (failed)", "no (aborted)"]
 
 
 def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_excluded_fastest(shown):

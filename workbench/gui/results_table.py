@@ -140,8 +140,10 @@ def feasibility_cell(model: SessionModel, row: int) -> str:
     in the cell and were cut to ``latency_ms …`` even at 1920 px in presentation mode; the values
     are in the metric columns beside it, and the whole verdict with them in the tool tip."""
     text = feasibility_text(model, row)
+    if text == "yes" or not model.trials[row].ok:  # a failure or an aborted candidate: said as such
+        return text
     violated = _violated(model, row)
-    if text == "yes" or not violated:
+    if not violated:
         return text
     return "no: " + ", ".join(dict.fromkeys(metric_label(bound.metric).split(" (")[0] for bound, _ in violated))
 
@@ -774,7 +776,9 @@ class ResultsTable(QWidget):
             elif key == "id":
                 width = max(width, metrics.horizontalAdvance("0123456789abc") + 12)
             elif key in ("status", "feasible"):  # a violated constraint is longer: elided, its tool tip has it
-                width = max(width, metrics.horizontalAdvance(self._longest_verdict(key)) + 16)
+                verdict = self._longest_verdict(key)
+                width = max(width, self._verdict_width() if verdict == "compile_error"
+                            else metrics.horizontalAdvance(verdict) + 16)
             elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
                 width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
             self.view.setColumnWidth(column, width)
@@ -801,7 +805,9 @@ class ResultsTable(QWidget):
                     self.view.setColumnWidth(column, self._verdict_width())
 
     def _verdict_width(self) -> int:
-        return self.view.horizontalHeader().fontMetrics().horizontalAdvance("compile_error") + 16
+        # a failure's name, or a violation of a usual metric ("no: occupancy", "no: registers")
+        metrics = self.view.horizontalHeader().fontMetrics()
+        return max(metrics.horizontalAdvance(text) for text in ("compile_error", "no: occupancy")) + 16
 
     def _on_ranking_changed(self) -> None:
         if self.model.n:
