@@ -189,6 +189,9 @@ def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_ex
     assert table.data(cell, Qt.ItemDataRole.ToolTipRole) == "latency_ms 0.2 > 0.19999"
     shown.model.set_constraints(max_latency_ms=0.15, max_memory_mb=0.5)  # each metric once, in the bounds' order
     assert table.data(cell) == "no: latency, memory"
+    shown.model.set_constraints(max_latency_ms=0.15, max_memory_mb=None, extra=("registers <= 8",))
+    assert table.data(cell) == "no: latency, registers"  # not "registers / thread", the header's unit
+    shown.model.set_constraints(extra=())
     shown.model.set_constraints(max_latency_ms=0.15, max_memory_mb=None)
     from workbench.gui.results_table import _apart
 

@@ -145,7 +145,9 @@ def feasibility_cell(model: SessionModel, row: int) -> str:
     violated = _violated(model, row)
     if not violated:
         return text
-    return "no: " + ", ".join(dict.fromkeys(metric_label(bound.metric).split(" (")[0] for bound, _ in violated))
+    # the header's words without its unit ("latency (ms)", "registers / thread": latency, registers)
+    names = (metric_label(bound.metric).split(" (")[0].split(" / ")[0] for bound, _ in violated)
+    return "no: " + ", ".join(dict.fromkeys(names))
 
 
 def _violated(model: SessionModel, row: int) -> list[tuple[Bound, float]]:
