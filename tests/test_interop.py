@@ -205,6 +205,12 @@ def test_a_whole_cache_with_more_after_it_is_refused_not_read_as_cut(tmp_path: P
     with pytest.raises(SessionFormatError, match="more data after the end of the cache"):
         import_kt_cache(gz)
     assert len(import_kt_cache(write(tmp_path, text + "\n\n", "extra.json")).trials) == 5  # whitespace is no data
+    # padding is no data either: NULs where a crash left blocks unwritten, an old editor's Ctrl-Z
+    assert len(import_kt_cache(write(tmp_path, text + "\x00" * 64 + "\x1a", "extra.json")).trials) == 5
+    # a file that is no cache at all is not called one
+    with pytest.raises(SessionFormatError, match="not valid JSON") as info:
+        import_kt_cache(write(tmp_path, '{"a": 1}\n{"b": 2}\n', "lines.json"))
+    assert "cache" not in str(info.value).split(":", 1)[1].split("(")[0]
 
 
 def test_record_without_params_uses_the_cache_key(tmp_path: Path) -> None:

@@ -182,6 +182,7 @@ def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_ex
     # "latency_ms …" even at 1920 px); the tool tip has the value and the limit
     cell = table.index(slow, table.column_of("feasible"))
     assert table.data(cell) == "no: latency"
+    assert table.sort_key(slow, "feasible") == "no: latency"  # sorted as shown, failures beside each other
     assert table.data(cell, Qt.ItemDataRole.ToolTipRole) == "latency_ms 0.2 > 0.15"
     shown.model.set_constraints(max_latency_ms=0.1999)  # a limit just under the value: told apart
     assert table.data(cell, Qt.ItemDataRole.ToolTipRole) == "latency_ms 0.2 > 0.1999"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import difflib
 import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -125,6 +126,35 @@ def printable(text: str) -> str:
     if text.isprintable():
         return text
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+#: Characters that make text read otherwise than it is: the bidi embeddings, overrides and isolates
+#: (the Trojan Source trick shows a comment or a name in another order than a parser reads it).
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def hidden_character(text: str) -> int | None:
+    """The index of the first character in ``text`` that hides what the text says: a control
+    character other than a tab (an ESC sequence drives a terminal, a line break splits one line in
+    two), a line or paragraph separator, or a bidi embedding, override or isolate. None when there
+    is none. Spaces and marks of written languages (a no-break space, a right-to-left mark, a
+    zero-width joiner in an emoji) are text and pass."""
+    for index, char in enumerate(text):
+        if char in _BIDI_CONTROLS or (unicodedata.category(char) in ("Cc", "Zl", "Zp") and char != "\t"):
+            return index
+    return None
+
+
+def character_name(char: str) -> str:
+    """``U+202E RIGHT-TO-LEFT OVERRIDE``: a character a person cannot see, named so they can find it."""
+    return f"U+{ord(char):04X} {unicodedata.name(char, 'control character')}"
+
+
+def with_hidden_escaped(text: str) -> str:
+    """``text`` with each character :func:`hidden_character` finds written as its escape."""
+    if hidden_character(text) is None:
+        return text
+    return "".join(repr(c)[1:-1] if hidden_character(c) is not None else c for c in text)
 
 
 class WorkbenchError(Exception):

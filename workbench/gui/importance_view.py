@@ -309,7 +309,7 @@ class ImportanceView(QWidget):
             fixed = self.importance.fixed
             left_out = (f" Not shown, one value each: {', '.join(fixed)}." if fixed else "")
             self.status.setText(f"{self.importance.n_trials} trials, {self.importance.method}. "
-                                "A share says how much a slot matters, not which value wins (the plot below "
+                                "A share says how much a slot matters, not which value wins (the latency plot "
                                 f"shows that); few trials or interacting slots make the shares rough.{left_out}")
         else:
             self._order = names

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
 from workbench.core.errors import (Cancelled, DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile,
-                                   WorkbenchError, printable)
+                                   WorkbenchError, counted, printable)
 from workbench.core.domain.records import provenance
 from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weights
 from workbench.core.domain.sizes import problems_of
@@ -1341,12 +1341,12 @@ class MainWindow(QMainWindow):
             # (4 of 20 and "16 evals" read as a run that stopped early, with nothing left to run)
             self.toolbar.progress.setMaximum(max(result.evaluations, 1))
             self.toolbar.progress.setValue(max(result.evaluations, 1))
-            self.toolbar.show_state(f"done: nothing left to measure, {result.evaluations} evals")
+            self.toolbar.show_state(f"done: nothing left to measure, {counted(result.evaluations, 'eval')}")
         else:
             # short, in the budget box's word: at 1280 px "finished: budget, 40 evaluations" was cut
             # before its count
             reason = _END_WORDS.get(result.reason, result.reason)
-            self.toolbar.show_state(f"done ({reason}), {result.evaluations} evals")
+            self.toolbar.show_state(f"done ({reason}), {counted(result.evaluations, 'eval')}")
             offered = _offered_budget(self.model.session) if self.model.session is not None else None
             if offered is not None:
                 self.toolbar.budget.setValue(offered)  # as on reopening the file

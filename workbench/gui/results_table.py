@@ -104,7 +104,7 @@ _INFEASIBLE_COLOUR = QBrush(QColor(MUTED_TEXT))
 Index = QModelIndex | QPersistentModelIndex
 
 _HEADER_TIPS = {
-    "feasible": "yes, or the constraint the trial violates with its value",
+    "feasible": "yes, or no with the metrics whose constraints the trial violates (its values in the cell's tool tip)",
     "spread": "run-to-run noise: half the p20..p80 latency range, as a percent of the median",
     "score": "the objective's score (1 = best on every weighted metric)",
     "metric:kt_time_ms": "the time Kernel Tuner recorded and optimised (by default the mean of its repetitions); "
@@ -292,7 +292,7 @@ class TrialTableModel(QAbstractTableModel):
     def sort_key(self, row: int, key: str) -> Any:
         """What row ``row`` sorts by in column ``key``: its value, an aborted candidate's latency
         bound (shown as "> bound": sorted there), NaN below every number, a flag as 0 or 1."""
-        value = self.raw(row, key)
+        value = feasibility_cell(self.model, row) if key == "feasible" else self.raw(row, key)  # sorted as shown
         bound = self._latency_bound(row, key, value)
         if bound is not None:
             return bound

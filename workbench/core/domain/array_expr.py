@@ -18,7 +18,7 @@ import numpy as np
 
 from workbench.core.domain import pysyntax
 from workbench.core.errors import RestrictionError
-from workbench.core.domain.expr import KIND_NUM, MAX_TEXT, _Compiler
+from workbench.core.domain.expr import KIND_NUM, MAX_TEXT, _Compiler, refuse_hidden_characters
 
 #: NumPy functions a reference may call, with the (min, max) number of positional arguments.
 FUNCTIONS: dict[str, tuple[Callable[..., Any] | None, int, int]] = {  # None: special-cased below
@@ -168,6 +168,7 @@ def compile_array_expression(text: str, known_names: Iterable[str]) -> ArrayExpr
         raise RestrictionError("reference expression is empty")
     if len(shown) > MAX_TEXT or "\n" in shown:
         raise RestrictionError(f'expression "{shown[:40]}": must be one line of at most {MAX_TEXT} characters')
+    refuse_hidden_characters("expression", shown)
     try:
         tree = pysyntax.parse(shown, mode="eval")
     except SyntaxError as exc:

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterable, Mapping
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.errors import RestrictionError, printable
+from workbench.core.errors import RestrictionError, character_name, hidden_character, printable
 
 Value = int | float | bool | str
 Env = Mapping[str, Any]
@@ -202,6 +202,16 @@ class Restriction:
         return (compile_restriction, (self.text, self._known, self._kinds))
 
 
+def refuse_hidden_characters(what: str, text: str) -> None:
+    """Raise a :class:`RestrictionError` naming the first character of ``text`` that hides what it
+    says (:func:`hidden_character`): a bidi override after ``#`` shows the text in another order
+    than it is read (Trojan Source); an ESC or a line break has no place in one line either."""
+    at = hidden_character(text)
+    if at is not None:
+        raise RestrictionError(f'{what} "{printable(text)}": holds the invisible character '
+                               f"{character_name(text[at])} (col {at + 1}: {printable(text[at])}); delete it")
+
+
 def compile_restriction(
     text: str, known_names: Iterable[str], kinds: Mapping[str, str] | None = None
 ) -> Restriction:
@@ -220,12 +230,7 @@ def compile_restriction(
         raise RestrictionError(f'restriction "{shown[:40]}...": longer than {MAX_TEXT} characters')
     if "\n" in shown or "\r" in shown:
         raise RestrictionError(f'restriction "{shown.splitlines()[0]}...": must be a single line')
-    odd = next((c for c in shown if c != "\t" and not c.isprintable()), None)
-    if odd is not None:
-        # a bidi override (U+202E) shows a comment or a name in another order than it is read, the
-        # Trojan Source trick; any other control or format character has no place here either
-        raise RestrictionError(f'restriction "{printable(shown)}": holds the invisible character '
-                               f"{printable(odd)} at col {shown.index(odd) + 1}; write it in plain characters")
+    refuse_hidden_characters("restriction", shown)
     try:
         tree = pysyntax.parse(shown, mode="eval")
     except SyntaxError as exc:

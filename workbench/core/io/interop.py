@@ -48,7 +48,7 @@ from typing import Any, Final, Mapping, Sequence, TypeGuard
 
 import numpy as np
 
-from workbench.core.errors import SessionFormatError, WorkbenchError, printable
+from workbench.core.errors import SessionFormatError, WorkbenchError, printable, with_hidden_escaped
 from workbench.core.domain.measurement import LATENCY, METRIC_DIRECTION, Measurement, Status, Trial
 from workbench.core.domain.metrics import KT_METRICS, identifier_of, known_direction
 from workbench.core.domain.records import provenance
@@ -218,9 +218,14 @@ def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) 
         raise SessionFormatError(f"{path}: {exc}") from None
     except RecursionError:
         raise SessionFormatError(f"{path}: JSON nested too deeply") from None
-    if first_error.msg == "Extra data":
-        # a whole document with more after it: no run cut this file short (the repairs below would
+    if first_error.msg == "Extra data" and _whole_cache_at_start(text, hook):
+        # a whole cache with more after it: no run cut this file short (the repairs below would
         # read it as cut and drop its last record, the best one as often as not)
+        if not text[first_error.pos:].strip(" \t\r\n\x00\x1a"):
+            # only padding after it (NULs of a crash's unwritten blocks, an old editor's Ctrl-Z): whole
+            if repeated is not None:
+                del repeated[:]  # (the readings before named them already)
+            return loads_bounded(text[:first_error.pos], hook), None
         raise SessionFormatError(
             f"{path}: more data after the end of the cache (line {first_error.lineno}, column {first_error.colno}): "
             "not a file Kernel Tuner wrote; refused rather than guess which part is the cache"
@@ -251,6 +256,16 @@ def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) 
     raise SessionFormatError(
         f"{path}: not valid JSON (line {first_error.lineno}, column {first_error.colno}: {first_error.msg})"
     ) from None
+
+
+def _whole_cache_at_start(text: str, hook: Any) -> bool:
+    """Whether ``text`` starts with a whole JSON object holding a ``cache`` object (what follows it
+    being something else)."""
+    try:
+        first, _ = json.JSONDecoder(object_pairs_hook=hook).raw_decode(text)
+    except (json.JSONDecodeError, RecursionError, ValueError):
+        return False
+    return isinstance(first, dict) and isinstance(first.get("cache"), dict)
 
 
 def _plain_value(value: Any) -> Value | None:
@@ -978,9 +993,10 @@ def _inert_cell(text: str) -> str:
     shows and never evaluates: ``=HYPERLINK(...)`` or ``@SUM(...)`` in a message became a live
     formula in the exported table. Such text gets a leading apostrophe, as spreadsheets themselves
     write a text cell that looks like a formula. A control or bidi character is written as its
-    escape (:func:`printable`): a raw ESC reached the terminal of whoever printed the file, and a
-    line break hid a formula behind the first line's start."""
-    text = printable(text)
+    escape (:func:`with_hidden_escaped`): a raw ESC reached the terminal of whoever printed the
+    file, and a line break hid a formula behind the first line's start. (A tab or a carriage
+    return at the start is such a character: escaped, it starts no formula.)"""
+    text = with_hidden_escaped(text)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
 
