@@ -87,8 +87,8 @@ class BestCard(QFrame):
                 return f"<b>Nothing is feasible.</b><br>{html.escape(ranking.why_none())}."
             count = ranking.excluded_by.get(label, 0)
             # the others that exclude a trial too: relaxing the first alone may still leave nothing
-            others = [f"<b>{html.escape(ranking.shown(name))}</b> excludes {n}" for name, n in
-                      sorted(ranking.excluded_by.items(), key=lambda item: -item[1]) if n > 0 and name != label]
+            others = [f"<b>{html.escape(ranking.shown(name))}</b> excludes {n}" for name, n in ranking.excluding
+                      if name != label]
             also = f" {'; '.join(others)} too." if others else ""
             return (f"<b>Nothing is feasible.</b><br>The constraint <b>{html.escape(ranking.shown(label))}</b> excludes the most "
                     f"trials ({count} of {ranking.n_ok} successful).{also} Relax {'them' if others else 'it'} to get a "

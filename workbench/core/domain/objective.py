@@ -717,6 +717,13 @@ class Ranking:
         label, count = max(self.excluded_by.items(), key=lambda item: item[1])
         return label if count > 0 else None
 
+    @property
+    def excluding(self) -> list[tuple[str, int]]:
+        """(label, count) of each constraint that excludes an ok trial, the most excluding first
+        (a trial two of them exclude counts for each): naming only the first sent a person to relax
+        it while another still kept the rest out."""
+        return sorted((item for item in self.excluded_by.items() if item[1] > 0), key=lambda item: -item[1])
+
     def shown(self, label: str) -> str:
         """The constraint of ``label`` (a key of :attr:`excluded_by`) as a person reads it."""
         return next((bound.shown for bound in self.constraints.bounds() if bound.label == label), label)
@@ -752,12 +759,8 @@ class Ranking:
             return f"{counted(self.n_feasible, 'feasible config')} among {counted(self.n_ok, 'successful trial')}"
         reasons = []
         label = self.most_excluding
-        # every constraint that excludes a trial, the most excluding first: naming only that one
-        # sent a person to relax it while another still kept the rest out (a trial two of them
-        # exclude counts for each)
-        excluding = sorted((item for item in self.excluded_by.items() if item[1] > 0), key=lambda item: -item[1])
-        if excluding:
-            reasons.append(", ".join(f"{self.shown(name)} excludes {count}" for name, count in excluding))
+        if self.excluding:
+            reasons.append(", ".join(f"{self.shown(name)} excludes {count}" for name, count in self.excluding))
         unscored = int(np.count_nonzero(self.unscored))
         if unscored and not self.weights and self.undirected:
             reasons.append(self.undirected_note())

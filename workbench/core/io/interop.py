@@ -994,8 +994,8 @@ def _inert_cell(text: str) -> str:
     formula in the exported table. Such text gets a leading apostrophe, as spreadsheets themselves
     write a text cell that looks like a formula. A control or bidi character is written as its
     escape (:func:`with_hidden_escaped`): a raw ESC reached the terminal of whoever printed the
-    file, and a line break hid a formula behind the first line's start. (A tab or a carriage
-    return at the start is such a character: escaped, it starts no formula.)"""
+    file, and a line break hid a formula behind the first line's start. (A carriage return at
+    the start is such a character, escaped; a tab is not, and gets the apostrophe.)"""
     text = with_hidden_escaped(text)
     return "'" + text if text.startswith(_FORMULA_STARTS) else text
 
