@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtGui import QPalette
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.session import load_session, save_session
@@ -14,6 +15,7 @@ from workbench.core.io.session_lock import SessionLock
 from workbench.runner.autosave import autosave_dir, file_stem
 from workbench.runner.controller import RunRequest, run_to_end, start_run
 from workbench.runner.events import TrialFinished
+from workbench.gui.text import WARNING_TEXT
 
 BENCH = str(Path(__file__).with_name("gui_bench.py"))
 
@@ -683,6 +685,29 @@ def test_an_opened_session_shows_its_own_evaluations_not_the_last_runs(window, q
     window.open_session(other)
     assert window.toolbar.progress_label.text() == "opened: 5 of 8 evaluations"
     assert (window.toolbar.progress.value(), window.toolbar.progress.maximum()) == (5, 8)
+
+
+def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_path):
+    """Picking another kernel or GPU left the charts, the card and the table on the open session
+    with nothing to tell that the next Start measures something else: the progress label says it
+    first, and nothing once the controls name the session's own choices again."""
+    path = tmp_path / "v.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+               "--executor", "inline", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    bar, label = window.toolbar, window.toolbar.progress_label
+    assert label.text() == "opened: 3 of 3 evaluations"
+    bar.kernel.setCurrentText("softmax")
+    assert label.text() == "next Start: new session (kernel softmax); opened: 3 of 3 evaluations"
+    assert label.palette().color(QPalette.ColorRole.WindowText).name() == WARNING_TEXT  # in the warning colour
+    other_gpu = next(bar.gpu.itemText(i) for i in range(bar.gpu.count()) if bar.gpu.itemText(i) != bar.gpu.currentText())
+    bar.gpu.setCurrentText(other_gpu)
+    assert label.text().startswith(f"next Start: new session (kernel softmax, GPU {other_gpu})")
+    assert window.continues_session(bar.request()) is False  # as the controller decides it
+    bar.kernel.setCurrentText("vector_add")
+    bar.gpu.setCurrentIndex(bar.gpu.findText(window.model.session.device["name"].removeprefix("Simulated NVIDIA ")))
+    assert label.text() == "opened: 3 of 3 evaluations" and window.continues_session(bar.request())
+    assert label.palette().color(QPalette.ColorRole.WindowText).name() != WARNING_TEXT
 
 
 def test_a_recent_file_named_with_control_characters_is_listed_inert(window):

@@ -89,6 +89,11 @@ _END_WORDS = {"budget": "budget", "time_limit": "time limit", "plateau": "no imp
               "error": "error", "interrupted": "interrupted"}
 
 
+#: The choices of a run request that name another measurement than the session shown, with their
+#: words in the toolbar's note (see MainWindow._update_next_start).
+_NEW_SESSION_CHOICES = (("kernel", "kernel"), ("backend", "backend"), ("gpu_model", "GPU"), ("replay", "another recording"))
+
+
 def _offered_budget(session: Session) -> int | None:
     """What the budget box offers for going on with ``session``: what its recorded budget has left
     (a run stopped early, a session reopened), so Start goes on to the budget instead of starting
@@ -227,6 +232,7 @@ class MainWindow(QMainWindow):
         # (Why fast? kept explaining a config the constraints had since excluded)
         self.model.objective_changed.connect(self._follow_recommendation)
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
+        self.toolbar.choices_changed.connect(self._update_next_start)
         layout_note = self._restore_settings()
         self.zoom.fit_to_screen()
         self._fitted_when_shown = False
@@ -974,6 +980,7 @@ class MainWindow(QMainWindow):
                     self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
             self.model.dirty = self.path is None or self.model.dirty
             self._shown_request = self._choices(self.toolbar.request())
+            self._update_next_start()
             # what the start has to say replaces a refusal of an earlier Start, which stayed on show
             # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
             # a weight on a metric nothing reports ...), and which GPU pruning models
@@ -1029,6 +1036,7 @@ class MainWindow(QMainWindow):
             self.engine_thread.progress.connect(self._on_progress)
             self.engine_thread.run_finished.connect(self._on_run_finished)
             self.toolbar.set_running(True)
+            self._update_next_start()
             self.objective_panel.set_run_active(True)
             self._set_session_actions()
             self.toolbar.show_compiles(0, 0)  # a new run's compiles: none yet (an earlier run's are not its)
@@ -1037,6 +1045,7 @@ class MainWindow(QMainWindow):
         except BaseException:  # no thread will end this run: it is over, its session file unlocked
             self._run_closed = True
             self.toolbar.set_running(False)
+            self._update_next_start()
             self.objective_panel.set_run_active(False)
             self._set_session_actions()
             prepared.release()
@@ -1229,6 +1238,25 @@ class MainWindow(QMainWindow):
         self.trusted_code.add(path.resolve())
         return True
 
+    def _update_next_start(self) -> None:
+        """Say in the toolbar when Start would begin a new session instead of continuing the one
+        shown: another kernel or GPU picked left the charts, the card and the table on the open
+        session, with nothing to tell that the next run measures something else. Said for the
+        choices that name another kernel, backend, GPU or recording (a problem typed differently
+        may still be the session's own: the controller decides that at Start)."""
+        text = ""
+        shown, session = self._shown_request, self.model.session
+        if not self.running and session is not None and session.trials and shown is not None:
+            try:
+                choices = self._choices(self.toolbar.request())
+            except WorkbenchError:  # a field still being typed
+                choices = shown
+            changed = [f"{word} {choices[key]}" if key != "replay" else word for key, word in _NEW_SESSION_CHOICES
+                       if choices.get(key) != shown.get(key) and choices.get(key) is not None]
+            if changed:
+                text = f"next Start: new session ({', '.join(changed)})"
+        self.toolbar.show_next_start(text)
+
     @staticmethod
     def _choices(run: dict[str, Any]) -> dict[str, Any]:
         """The keys of a request that say what is measured (not how long or with which strategy)."""
@@ -1288,6 +1316,7 @@ class MainWindow(QMainWindow):
         else:
             engine.pause()
         self.toolbar.set_running(True, paused=engine.paused)
+        self._update_next_start()
 
     def stop_run(self) -> None:
         """Ask the engine to stop: no new candidates; running ones finish or time out and are recorded."""
@@ -1334,6 +1363,7 @@ class MainWindow(QMainWindow):
         self.refresh()
         self.failures.refresh()
         self.toolbar.set_running(False)
+        self._update_next_start()
         self.objective_panel.set_run_active(False)
         self._set_session_actions()
         if result.reason == "exhausted":
@@ -1407,6 +1437,7 @@ class MainWindow(QMainWindow):
         self._set_autosave(None)  # an unsaved session kept (not discarded) stays for recovery
         self.path = None
         self._shown_request = None
+        self._update_next_start()
         self.model.set_session(None)
         self._on_kernel_changed(self.toolbar.kernel.currentText())
 
@@ -1549,6 +1580,7 @@ class MainWindow(QMainWindow):
                 logging.getLogger(__name__).exception("putting the previous session back: a step failed")
         self.model.dirty = dirty
         self._shown_request = shown_request
+        self._update_next_start()
         self._update_title()
 
     def _restore_run_controls(self, session: Session) -> None:
@@ -1606,6 +1638,7 @@ class MainWindow(QMainWindow):
         except WorkbenchError as exc:  # a strategy or backend this build lacks, a hand-edited option
             self.statusBar().showMessage(f"Some session settings not restored: {window_message(exc)}", 15000)
         self._shown_request = self._choices(self.toolbar.request())
+        self._update_next_start()
 
     def save(self) -> bool:
         if self.model.session is None:

@@ -7,6 +7,7 @@ import functools
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
     QApplication, QComboBox, QFileDialog, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
     QToolBar, QToolButton, QWidget,
@@ -20,7 +21,7 @@ from workbench.core.domain.sizes import format_sizes, parse_sizes_text
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.options_popup import FormPopup
 from workbench.gui.strategy_options import StrategyOptionsForm
-from workbench.gui.text import BACKENDS
+from workbench.gui.text import BACKENDS, WARNING_TEXT
 from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, strategy_class
 
 PAUSE_TIP = "pause: nothing new starts until Resume; running candidates finish (F6)"
@@ -94,6 +95,8 @@ class RunToolbar(QToolBar):
     pause_requested = Signal()
     stop_requested = Signal()
     kernel_changed = Signal(str)
+    #: what a run would measure changed (kernel, problem, backend, GPU, device, recording)
+    choices_changed = Signal()
     #: A recording chosen for a replay (browsed, typed or restored): the window reads it ahead.
     recording_chosen = Signal(str)
 
@@ -163,6 +166,9 @@ class RunToolbar(QToolBar):
         self.replay.setPlaceholderText("recording (.json)")
         self.replay.setMinimumWidth(120)
         self.replay.editingFinished.connect(lambda: self.recording_chosen.emit(self.replay.text().strip()))
+        for signal in (self.kernel.currentTextChanged, self.problem.textChanged, self.backend.currentIndexChanged,
+                       self.gpu.currentTextChanged, self.device.valueChanged, self.replay.textChanged):
+            signal.connect(lambda *_: self.choices_changed.emit())
         self.browse = QPushButton("...")
         self.browse.setMaximumWidth(28)
         self.browse.clicked.connect(self._on_browse)
@@ -230,6 +236,7 @@ class RunToolbar(QToolBar):
         # run's state: a label of its own here went into the overflow menu at 1440 px, so a run
         # waiting for its compiles showed nothing but a full bar and a greyed Start.
         self._run_text = "idle"
+        self.next_start = ""  # what Start would do, when not what the views show (see show_next_start)
         #: Whether Stop or Pause had the focus when a stop was asked for, and the widget Qt then
         #: moved it to: Start gets it back at the end if it is still there.
         self._focus_to_start = False
@@ -494,7 +501,19 @@ class RunToolbar(QToolBar):
         if progress:  # a paused run says so, and no ETA (it would read as progress)
             text = f"paused: {text}" if self._paused else f"{text} {self._eta}".rstrip()
         parts = (self.compile_text, text) if self._compiles_pending else (text, self.compile_text)
-        self.progress_label.setText("; ".join(part for part in parts if part))
+        # what the next Start does, first: the controls name another kernel or GPU than the views show
+        self.progress_label.setText("; ".join(part for part in (self.next_start, *parts) if part))
+
+    def show_next_start(self, text: str) -> None:
+        """Say before the run's state that Start would begin a new session (``text``: why; empty:
+        Start continues the session shown)."""
+        if text != self.next_start:
+            self.next_start = text
+            palette = self.progress_label.palette()  # (a palette, not a style sheet: the zoom's font reaches it)
+            palette.setColor(QPalette.ColorRole.WindowText,
+                             QColor(WARNING_TEXT) if text else self.palette().color(QPalette.ColorRole.WindowText))
+            self.progress_label.setPalette(palette)
+            self.show_state(self._run_text, self._is_progress)
 
     def show_compiles(self, pending: int, refined: int) -> None:
         """Background compiles, apart from evaluations: how many trials still show estimates."""
