@@ -242,9 +242,9 @@ def test_exported_charts_carry_title_legend_and_the_simulated_label(shown, tmp_p
     assert "SIMULATED: timings are modelled, not measured" in text
     for series in ("best", "p20"):
         assert series in text
-    # this session measured no default config, and its front is one config (the fastest is also the
-    # smallest): nothing of either drawn, so nothing named
-    assert "default" not in text and "Pareto" not in text
+    # this session measured no default config: not drawn, so not named; its front is one config
+    # (the fastest is also the smallest), ringed and named so
+    assert "default" not in text and "Pareto front (one config)" in text.replace("\xa0", " ")
     png = tmp_path / "tradeoff.png"
     shown.export_chart("tradeoff", str(png))
     image = QImage(str(png))
@@ -608,6 +608,28 @@ def test_the_pareto_front_follows_trials_refined_in_place(shown):
     fastest = int(np.argmin(latency))
     assert xs[0] == pytest.approx(np.log10(latency[fastest]) if chart.log_x else latency[fastest])
     assert ys[0] == pytest.approx(memory[fastest])
+
+
+def test_a_front_of_one_config_is_ringed_and_stays_in_the_legend(window):
+    """When one config beats every other on both axes the front is that point: a line of one point
+    draws nothing, and "Pareto front" left the legend while a class looked for it."""
+    session = _session()
+    for trial in session.trials:  # the fastest config also holds the least on-chip storage
+        trial.measurement.metrics["onchip_kb_per_sm"] = 8.0 + trial.index
+    window.model.set_session(session)
+    chart = window.tradeoff_chart
+    chart.refresh()
+    fastest = int(np.argmin(window.model.metric("latency_ms")))
+    assert len(chart.pareto_point) == 1 and chart.pareto_point.data.tolist() == [fastest]
+    assert chart.pareto.getData()[0] is None or len(chart.pareto.getData()[0]) == 0
+    assert "Pareto&nbsp;front&nbsp;(one&nbsp;config)" in chart.legend.text()
+    session = _session()
+    for trial in session.trials:  # slower configs hold less: every one is on the front
+        trial.measurement.metrics["onchip_kb_per_sm"] = 100.0 - trial.index
+    window.model.set_session(session)  # a front of several: the line, and no ring
+    chart.refresh()
+    assert len(chart.pareto_point) == 0 and len(chart.pareto.getData()[0]) > 1
+    assert "(one&nbsp;config)" not in chart.legend.text() and "Pareto&nbsp;front" in chart.legend.text()
 
 
 def test_every_slot_latency_and_score_column_stays_visible_from_one_session_to_the_next(window, cli, tmp_path):

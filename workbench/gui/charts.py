@@ -384,12 +384,18 @@ class TradeoffChart(_ChartBase):
         self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
         self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
         self.pareto = pg.PlotDataItem(pen=PARETO_PEN)
+        # a front of one point (it beats every other config on both axes) draws no line: that point
+        # is ringed instead, so the legend's "Pareto front" does not vanish and leave a class looking
+        self.pareto_point = _scatter(None, symbol="o", size=26, pen=PARETO_PEN)
+        self.pareto_point.setZValue(8)  # under the best config's star, which it rings
         self.best = _scatter(BEST, symbol="star", size=18, pen=OUTLINE, hover=self._tip)
         self.default = _scatter(DEFAULT, symbol="d", size=14, pen=OUTLINE, hover=self._tip)
         self.best.setZValue(10)
         self.default.setZValue(9)
         for item, name, glyph, style in ((self.infeasible, "infeasible", "●", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
-                                         (self.pareto, "Pareto front", "━", PARETO_PEN), (self.best, "best feasible", "★", BEST),
+                                         (self.pareto, "Pareto front", "━", PARETO_PEN),
+                                         (self.pareto_point, "Pareto front (one config)", "○", PARETO_PEN),
+                                         (self.best, "best feasible", "★", BEST),
                                          (self.default, "default config", "◇", DEFAULT), (self.spread, "latency p20–p80", "─", SPREAD_PEN)):
             self._add_series(item, name, glyph, style)
         for item in (self.infeasible, self.feasible, self.best, self.default):
@@ -493,7 +499,7 @@ class TradeoffChart(_ChartBase):
         ok = ~model.failed_mask() if model.n else np.zeros(0, dtype=bool)
         shown = ok & np.isfinite(latency) & np.isfinite(memory)
         if ranking is None or model.n == 0 or not shown.any():
-            for item in (self.feasible, self.infeasible, self.best, self.default):
+            for item in (self.feasible, self.infeasible, self.best, self.default, self.pareto_point):
                 item.setData([], [])
             for item in (self.pareto, self.spread):
                 item.setData([], [])
@@ -517,7 +523,11 @@ class TradeoffChart(_ChartBase):
         self.infeasible.setData(x=x[i], y=memory[i], data=index[i])
         self.spread.setData(*_spread_segments(model, shown, memory, horizontal=True))
         front = self._pareto(latency, memory, feasible & shown)
-        self.pareto.setData(latency[front], memory[front]) if front.size else self.pareto.setData([], [])
+        self.pareto.setData(latency[front], memory[front]) if front.size > 1 else self.pareto.setData([], [])
+        if front.size == 1:
+            self.pareto_point.setData(x=x[front], y=memory[front], data=index[front])
+        else:
+            self.pareto_point.setData([], [])
         best = ranking.best
         if best is not None and shown[best]:
             self.best.setData(x=[x[best]], y=[memory[best]], data=[best])
