@@ -387,6 +387,32 @@ def test_a_cut_category_axis_shows_every_name_in_its_tool_tip(qtbot) -> None:
     assert axis.shown_labels() == names and axis.toolTip() == ""
 
 
+def test_crowded_numbers_are_thinned_on_one_line_and_names_take_turns_on_two(qtbot) -> None:
+    """Sixteen block sizes in a narrow chart took turns on two lines (16 48 80 ... above 32 64 96
+    ...), which read as two axes from the back of a room: numbers are thinned on one line, as a
+    scale is; names, which thinning would leave unnamed, still take turns."""
+    import pyqtgraph as pg
+
+    from workbench.gui.plot_axes import CategoryAxis
+
+    for labels, numeric in (([str(16 * (k + 1)) for k in range(16)], True),
+                            ([f"method_{k}" for k in range(8)], False)):
+        axis = CategoryAxis("bottom")
+        plot = pg.PlotWidget(axisItems={"bottom": axis})
+        qtbot.addWidget(plot)
+        plot.resize(330 if numeric else 420, 150)
+        plot.show()
+        axis.set_categories(range(len(labels)), labels)
+        plot.setXRange(-0.5, len(labels) - 0.5, padding=0)
+        qtbot.wait(50)
+        plot.repaint()
+        assert_readable(axis)
+        shown = [text for text in axis.shown.values() if text]
+        assert any(text.startswith("\n") for text in shown) is not numeric, shown
+        if numeric:
+            assert 2 <= len(shown) < len(labels) and all(text in labels for text in shown), shown
+
+
 def test_parallel_value_labels_are_thinned_to_the_axis_height(window, qtbot, reduce_run) -> None:
     """In presentation mode on a short screen an axis of six values has no room for six labels of
     the large font: they ran into each other."""

@@ -114,9 +114,11 @@ class CategoryAxis(_MeasuredAxis):
             gap = rise * self.spacing()[0]
         overhang = self.overhang()
         fitted = fit_category_labels(positions, texts, float(size), measure, gap, numeric, overhang=overhang)
-        if not self.vertical() and _shown_chars(fitted) < sum(len(t) for t in texts):
+        if not self.vertical() and not numeric and _shown_chars(fitted) < sum(len(t) for t in texts):
             # Labels taking turns on two lines have twice the room each: worth one more line when
-            # it shows more of them (pyqtgraph makes the axis as tall as its tallest label).
+            # it shows more of them (pyqtgraph makes the axis as tall as its tallest label). Names
+            # only: numbers thinned to every other one read as one scale, where numbers taking
+            # turns (16 48 80 above 32 64 96) read as two axes from the back of a room.
             staggered = fit_category_labels(positions, texts, float(size), measure, gap, numeric, rows=2,
                                             overhang=overhang)
             if _shown_chars(staggered) > _shown_chars(fitted):
