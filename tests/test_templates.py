@@ -246,7 +246,10 @@ def test_first_folder_overrides_and_hash_follows_edits(tmp_path: Path, shipped: 
     assert load_template(spec).source_hash() != shipped["vector_add"].source_hash()
     spec.write_text(text)
     before = load_template(spec).source_hash()
-    (tmp_path / "vector_add.cu").write_text((tmp_path / "vector_add.cu").read_text() + "\n// edit\n")
+    cu = tmp_path / "vector_add.cu"
+    cu.write_text(cu.read_text() + "\n// a comment, and a blank line\n\n")  # no code: the same template
+    assert load_template(spec).source_hash() == before
+    cu.write_text(cu.read_text() + "\n__device__ int edited;\n")
     assert load_template(spec).source_hash() != before
 
 
@@ -670,6 +673,42 @@ def test_a_session_of_a_specs_bytes_hash_continues_as_the_specs_current_one(cli,
     spec.write_text(json.dumps(json.loads(spec.read_text()), indent=4))  # another layout, the same template
     done = cli("tune", "saxpy", "--resume", *base, "--budget", "1", "--out", out)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_cu_edited_in_comments_continues_its_session_an_edit_of_its_code_does_not(cli, tmp_path: Path) -> None:
+    """A comment corrected in a template's .cu refused every --resume of its sessions as measured
+    with other code, with no way round it, while the compiler saw the same program. A session
+    hashed with the comments (before they stopped counting) continues while the code is the same."""
+    import json
+    import shutil
+
+    from workbench.core.domain.session import load_session
+    from workbench.core.domain.templates import source_code_identity, spec_identity
+
+    folder = tmp_path / "saxpy"
+    shutil.copytree(Path(__file__).parents[1] / "docs" / "examples" / "saxpy", folder)
+    out = tmp_path / "s.json"
+    base = ("--kernel-dir", folder, "--backend", "sim", "--resources", "estimated", "--executor", "inline", "--quiet")
+    assert cli("tune", "saxpy", *base, "--budget", "2", "--out", out).returncode == 0
+    cu = folder / "saxpy.cu"
+    code = cu.read_text()
+    cu.write_text("// saxpy, tuned\n\n" + code.replace("\n", "  \n", 1) + "\n/* notes:\n   none */\n")
+    done = cli("tune", "saxpy", "--resume", *base, "--budget", "1", "--out", out)
+    assert done.returncode == 0, done.stderr
+    template = load_templates(folder)["saxpy"]
+    old = template._hash_with(spec_identity(folder / "saxpy.kernel.json"), code=template.source)
+    doc = json.loads(out.read_text())
+    doc["source_hash"] = old  # measured while comments still counted
+    out.write_text(json.dumps(doc))
+    assert cli("tune", "saxpy", "--resume", *base, "--budget", "1", "--out", out).returncode == 0
+    assert load_session(out).source_hash == template.source_hash()
+    cu.write_text(code.replace("{", "{ int unused_edit = 0; (void)unused_edit;", 1))  # code: another kernel
+    refused = cli("tune", "saxpy", "--resume", *base, "--budget", "1", "--out", out)
+    assert refused.returncode == 2 and "the kernel's code changed since the session was measured" in refused.stderr
+    # what is code: a "//" or "/*" inside a literal is no comment; a raw string is taken as written
+    assert source_code_identity('printf("a // b");') != source_code_identity('printf("a // c");')
+    assert source_code_identity("int a; /* x */ int b;") == source_code_identity("int a;   int b; // y")
+    assert source_code_identity('auto s = R"(a // b)";') == 'auto s = R"(a // b)";'
 
 
 #: Recorded sessions whose template really changed after they were measured (said so when they open).

@@ -31,8 +31,9 @@ _QUOTED_NAME = re.compile(r'"([^"\n]+)"|<([^>\n]+)>')
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
-def _without_comments(text: str) -> str:
-    """``text`` with its comments blanked (newlines kept, so lines stay lines)."""
+def without_comments(text: str) -> str:
+    """``text`` with its comments blanked (newlines kept, so lines stay lines); string and
+    character literals are kept as they are."""
     def blank(match: re.Match[str]) -> str:
         found = match.group(0)
         return found if found[0] in "\"'" else "\n" * found.count("\n") or " "
@@ -46,7 +47,7 @@ def _directives(text: str) -> list[tuple[str, str]]:
     first (so a comment, a string or a directive may continue there), then comments are blanked."""
     spliced = text.replace("\\\r\n", "").replace("\\\n", "")
     out = []
-    for line in _without_comments(spliced).split("\n"):
+    for line in without_comments(spliced).split("\n"):
         stripped = line.lstrip()
         if not stripped.startswith("#"):
             continue

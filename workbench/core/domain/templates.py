@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.domain.includes import headers_in_folder
+from workbench.core.domain.includes import headers_in_folder, without_comments
 from workbench.core.errors import (SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, did_you_mean,
                                    exception_line)
 from workbench.core.fs import read_capped, read_utf8, resolved
@@ -219,6 +219,23 @@ class WorkProfile:
 _INCLUDE_DIRECTIVE = re.compile(r"#[ \t]*include\b")
 
 
+#: A C++ raw string literal (``R"(...)"``) may hold quotes and ``//``, which the comment scan would
+#: misread: a source with one is hashed as written.
+_RAW_STRING = re.compile(r'\bu?8?[LuU]?R"')
+
+
+def source_code_identity(source: str) -> str:
+    """The code of a CUDA source as its identity counts it: comments removed (string and character
+    literals kept), trailing spaces and blank lines dropped. A comment corrected in a template
+    left every session of it refused as measured with other code, while the compiler saw the same
+    program (a Python benchmark's docstrings and comments were already not counted). A source
+    with a raw string literal is taken as written."""
+    if _RAW_STRING.search(source):
+        return source
+    lines = (line.rstrip() for line in without_comments(source.replace("\r\n", "\n")).split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
 @dataclass(frozen=True)
 class KernelTemplate:
     """A tunable CUDA kernel: source, slots, problem, launch geometry, reference and cost facts.
@@ -385,8 +402,10 @@ class KernelTemplate:
         edited one let a session continue, and its source view show code its trials did not run."""
         return self._hash_with(spec_identity(Path(self.path)) if self.path and os.path.isfile(self.path) else b"")
 
-    def _hash_with(self, identity: bytes) -> str:
-        digest = hashlib.sha256(self.source.encode())
+    def _hash_with(self, identity: bytes, code: str | None = None) -> str:
+        """The hash of ``code`` (default: the source's code, :func:`source_code_identity`), the
+        spec's ``identity`` and the headers of the template's own folder."""
+        digest = hashlib.sha256((source_code_identity(self.source) if code is None else code).encode())
         digest.update(b"\0spec\0")
         digest.update(identity)
         for name, content in self._own_headers():  # (none: the hash of a self-contained source is as it was)
@@ -409,10 +428,15 @@ class KernelTemplate:
     def earlier_hashes(self) -> frozenset[str]:
         """Source hashes earlier versions of a shipped template had while they described the same
         template (the same code under another import path, another docstring or another hash
-        scheme): a session measured then is still this template's. Listed in
-        ``kernels/previous_hashes.json``; empty for templates outside the shipped library."""
+        scheme): a session measured then is still this template's. The hash of the same source with
+        its comments counted (the scheme before :func:`source_code_identity`) for every template;
+        for a shipped one also those listed in ``kernels/previous_hashes.json``."""
+        identity = spec_identity(Path(self.path)) if self.path and os.path.isfile(self.path) else b""
+        # hashed with the source's comments and blank lines, before they stopped counting: a
+        # session measured then continues while the code is the same (each scheme below too)
+        earlier: set[str] = {self._hash_with(identity, code=self.source)}
         if not self.path:
-            return frozenset()
+            return frozenset(earlier - {self.source_hash()})
         suffix = Path(self.path).suffix
         if suffix == ".json" and os.path.isfile(self.path):
             # a declarative spec was hashed as its bytes, then with its slots' doc texts: a session
@@ -420,14 +444,15 @@ class KernelTemplate:
             try:
                 data = Path(self.path).read_bytes()
             except OSError:
-                return frozenset()
-            return frozenset({self._hash_with(data), self._hash_with(_declarative_spec_identity(data, keep_docs=True))}
-                             - {self.source_hash()})
-        earlier: set[str] = set()
+                return frozenset(earlier - {self.source_hash()})
+            earlier.update(self._hash_with(older, code=code)
+                           for older in (data, _declarative_spec_identity(data, keep_docs=True))
+                           for code in (None, self.source))
+            return frozenset(earlier - {self.source_hash()})
         if suffix == ".py" and os.path.isfile(self.path):
             # hashed as this Python version's ast.dump of the same code, before the stable dump
             try:
-                earlier.add(self._hash_with(_python_spec_identity_dumped(Path(self.path).read_bytes())))
+                earlier.add(self._hash_with(_python_spec_identity_dumped(Path(self.path).read_bytes()), code=self.source))
             except OSError:
                 pass
         folder = self._shipped_folder()
