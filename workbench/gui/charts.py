@@ -32,7 +32,8 @@ from workbench.gui.text import describe_trial, metric_label, remeasure_way
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
 FEASIBLE = pg.mkBrush(0, 114, 178, 170)
-INFEASIBLE = pg.mkBrush(150, 150, 150, 110)
+#: Infeasible points are grey rings, feasible ones filled: told apart by shape too, not by colour alone
+INFEASIBLE = pg.mkPen(120, 120, 120, 200, width=1.2)
 FAILED = pg.mkBrush(213, 94, 0, 200)
 BEST = pg.mkBrush(240, 190, 0, 255)
 DEFAULT = pg.mkBrush(0, 0, 0, 0)
@@ -290,10 +291,10 @@ class ScoreChart(_ChartBase):
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self._y_pinned = False  # the score axis shows 0..1 while no trial has a score
         self.feasible = _scatter(FEASIBLE, size=5, hover=self._tip)
-        self.infeasible = _scatter(INFEASIBLE, size=5, hover=self._tip)
+        self.infeasible = _scatter(None, size=5, pen=INFEASIBLE, hover=self._tip)
         self.failed = _scatter(FAILED, symbol="x", size=7, pen=FAILED_PEN, hover=self._tip)
         self.best_line = pg.PlotDataItem(pen=BEST_LINE_PEN, stepMode=None, connect="finite")
-        for item, name, glyph, style in ((self.infeasible, "infeasible", "●", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
+        for item, name, glyph, style in ((self.infeasible, "infeasible", "○", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
                                          (self.failed, "failed (at 0)", "✕", FAILED)):
             self._add_series(item, name, glyph, style)
             item.sigClicked.connect(self._clicked)
@@ -381,7 +382,7 @@ class TradeoffChart(_ChartBase):
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.spread = pg.PlotDataItem(pen=SPREAD_PEN, connect="pairs")
-        self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
+        self.infeasible = _scatter(None, size=6, pen=INFEASIBLE, hover=self._tip)
         self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
         self.pareto = pg.PlotDataItem(pen=PARETO_PEN)
         # a front of one point (it beats every other config on both axes) draws no line: that point
@@ -392,7 +393,7 @@ class TradeoffChart(_ChartBase):
         self.default = _scatter(DEFAULT, symbol="d", size=14, pen=OUTLINE, hover=self._tip)
         self.best.setZValue(10)
         self.default.setZValue(9)
-        for item, name, glyph, style in ((self.infeasible, "infeasible", "●", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
+        for item, name, glyph, style in ((self.infeasible, "infeasible", "○", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
                                          (self.pareto, "Pareto front", "━", PARETO_PEN),
                                          (self.pareto_point, "Pareto front (one config)", "○", PARETO_PEN),
                                          (self.best, "best feasible", "★", BEST),
@@ -416,6 +417,7 @@ class TradeoffChart(_ChartBase):
         self.memory_line.sigPositionChangeFinished.connect(self._on_memory_dragged)
         self.y_combo = ElidedCombo("the memory figure on the y axis: device memory, on-chip storage per SM or "
                                    "per block, ...")
+        self.y_combo.setAccessibleName("Latency vs memory y axis")
         self.y_combo.currentIndexChanged.connect(self._on_y_chosen)
         self.log_box = QCheckBox("log latency")
         self.log_box.setToolTip("latencies of a tuning run often span orders of magnitude")
@@ -678,6 +680,8 @@ class MetricChart(_ChartBase):
         self._automatic = [True, True]  # axes at their default, re-chosen when the data says more
         self.x_combo = ElidedCombo("the x axis: a slot or a metric")
         self.y_combo = ElidedCombo("the y axis: a metric or a slot")
+        self.x_combo.setAccessibleName("Explore x axis")  # (the "x" and "y" beside them name nothing for a screen reader)
+        self.y_combo.setAccessibleName("Explore y axis")
         self.x_log, self.y_log = QCheckBox("log x"), QCheckBox("log y")
         for combo in (self.x_combo, self.y_combo):
             combo.currentIndexChanged.connect(self._on_axes_changed)
@@ -692,10 +696,10 @@ class MetricChart(_ChartBase):
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" on a slot axis
         self.spread = pg.PlotDataItem(pen=SPREAD_PEN, connect="pairs")
-        self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
+        self.infeasible = _scatter(None, size=6, pen=INFEASIBLE, hover=self._tip)
         self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
         self.best = _scatter(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
-        for item, name, glyph, style in ((self.infeasible, "infeasible", "●", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
+        for item, name, glyph, style in ((self.infeasible, "infeasible", "○", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
                                          (self.best, "best", "★", BEST)):
             self._add_series(item, name, glyph, style)
             item.sigClicked.connect(self._clicked)

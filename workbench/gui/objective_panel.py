@@ -121,6 +121,11 @@ class LimitControl:
         # named for a screen reader, which said "slider" and "off" with nothing of what they limit
         self.slider.setAccessibleName(f"{text.replace('&', '')}: slider")
         self.spin.setAccessibleName(f"{text.replace('&', '')}: exact limit")
+        bound = "below" if field.startswith("max_") else "above"
+        self.tip = (f"turn the {text} constraint on or off: a trial {bound} the limit is feasible, the others "
+                    "are kept and greyed out")
+        self.enabled.setToolTip(self.tip)
+        self._describe()
         self.lo, self.hi = 0.0, 1.0
         self.enabled.toggled.connect(self._on_toggled)
         self.slider.valueChanged.connect(self._on_slider)
@@ -165,6 +170,8 @@ class LimitControl:
         for widget in (self.enabled, self.slider, self.spin):
             widget.setEnabled(available)
             widget.setToolTip(tip)
+        if available:
+            self.enabled.setToolTip(self.tip)
 
     def value_at(self, position: int) -> float:
         t = position / STEPS
@@ -189,6 +196,12 @@ class LimitControl:
         self.slider.setValue(self.position_of(value) if value is not None else loosest)
         for widget in (self.enabled, self.slider, self.spin):
             widget.blockSignals(False)
+        self._describe()
+
+    def _describe(self) -> None:
+        """The slider's description is the limit the box shows: a screen reader says the slider's
+        position, 700 of 1,000 steps of a log scale, for a limit of 0.122 ms."""
+        self.slider.setAccessibleDescription(f"limit {self.spin.text()}")
 
     def _on_slider(self, position: int) -> None:
         value = self.value_at(position)
@@ -198,6 +211,7 @@ class LimitControl:
         self.enabled.blockSignals(True)
         self.enabled.setChecked(True)
         self.enabled.blockSignals(False)
+        self._describe()
         self.panel.model.set_constraints(**{self.field: value})  # the exact value, not the rounded text
 
     def floor(self) -> float:
@@ -227,6 +241,7 @@ class LimitControl:
         self._on_user_change()
 
     def _on_user_change(self) -> None:
+        self._describe()
         value = float(self.spin.value()) if self.enabled.isChecked() else None
         if value is not None:
             self.slider.blockSignals(True)
@@ -246,6 +261,8 @@ class WeightRow:
         self.name = QLabel(metric_label(metric))
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setRange(0, WEIGHT_STEPS)
+        # each named for its metric: four sliders all announced as "Score weights", the group's title
+        self.slider.setAccessibleName(f"{metric_label(metric)} weight")
         self.slider.valueChanged.connect(lambda position: panel._on_weight_slider(metric, position))
         self.value = QLabel("0")
         self.value.setMinimumWidth(32)
@@ -303,6 +320,7 @@ class ObjectivePanel(QWidget):
         self.extra_edit = QLineEdit()
         self.extra_edit.setPlaceholderText("more: occupancy >= 0.5, registers <= 64")
         self.extra_edit.setToolTip("constraints on any metric, 'metric <= value' or 'metric >= value', comma separated")
+        self.extra_edit.setAccessibleName("More constraints")
         self.extra_edit.editingFinished.connect(self._on_extra_edited)
         self.extra_error = QLabel("")
         self.extra_error.setStyleSheet(f"color: {WARNING_TEXT}")
@@ -342,6 +360,7 @@ class ObjectivePanel(QWidget):
         self._extra: list[str] = []
         self._reported: tuple[object, int, frozenset[str] | None] = (None, -1, None)
         self.more_metrics = QComboBox()
+        self.more_metrics.setAccessibleName("Weigh another metric")
         self.more_metrics.setToolTip("other metrics the trials report: pick one to weigh it (for one whose "
                                      "direction is not known, say then whether higher or lower is better)")
         self.more_metrics.activated.connect(self._on_more_metric)
@@ -701,6 +720,9 @@ class ObjectivePanel(QWidget):
             self.weight_labels[metric].setText(_weight_text(weight))
             self.weight_labels[metric].setToolTip(tip)
             slider.setToolTip(tip)
+            # a screen reader says the slider's position (10 for a weight of 1): the weight itself
+            # is its description
+            slider.setAccessibleDescription(f"weight {_weight_text(weight)}")
 
 
 

@@ -100,6 +100,7 @@ class PortabilityView(QWidget):
         self.clear_button.clicked.connect(self.clear)
         self.files.currentRowChanged.connect(self._enable_buttons)
         self.at = QLineEdit()
+        self.at.setAccessibleName("Compare at size")
         self.at.setPlaceholderText("at size: n=1024")
         self.at.setToolTip("compare size sweeps at this problem size (empty: the size the window shows, "
                            "else each session's own problem)")

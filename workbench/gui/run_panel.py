@@ -166,6 +166,13 @@ class RunToolbar(QToolBar):
         self.replay.setPlaceholderText("recording (.json)")
         self.replay.setMinimumWidth(120)
         self.replay.editingFinished.connect(lambda: self.recording_chosen.emit(self.replay.text().strip()))
+        # named for a screen reader, which said only the value ("vector_add") or nothing: these have
+        # no visible label (the problem and sizes fields show only grey example text)
+        control: QWidget
+        for control, name in ((self.kernel, "Kernel"), (self.problem, "Problem sizes"), (self.sizes, "Size sweep"),
+                             (self.gpu, "Simulated GPU"), (self.resources, "Simulator resources"),
+                             (self.device, "CUDA device"), (self.replay, "Recording to replay")):
+            control.setAccessibleName(name)
         for signal in (self.kernel.currentTextChanged, self.problem.textChanged, self.backend.currentIndexChanged,
                        self.gpu.currentTextChanged, self.device.valueChanged, self.replay.textChanged):
             signal.connect(lambda *_: self.choices_changed.emit())
@@ -176,9 +183,11 @@ class RunToolbar(QToolBar):
         self.delay.setRange(0.0, MAX_PACE_S)
         self.delay.setSingleStep(0.05)
         self.delay.setSuffix(" s/eval")
+        self.delay.setAccessibleName("Demo pace")
         self.delay.setToolTip("demo mode: seconds between new candidates, so a simulated or replayed run goes at "
                               "a pace you can talk over (they finish a hundred configs in a second otherwise)")
         self.strategy = QComboBox()
+        self.strategy.setAccessibleName("Strategy")
         self.strategy.addItems(list(STRATEGIES))
         for index, name in enumerate(STRATEGIES):  # what each is, as tune --help-strategy says it
             said = strategy_class(name).description

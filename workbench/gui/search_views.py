@@ -335,7 +335,7 @@ class SlicePlots(_HiddenUntilShown):
             plot.setLabel("bottom", name)
             plot.setLabel("left", "score")
             plot.showGrid(y=True, alpha=0.25)
-            items = (_scatter(INFEASIBLE, size=5), _scatter(FEASIBLE, size=5), _scatter(BEST, symbol="star", size=14, pen=OUTLINE))
+            items = (_scatter(None, size=5, pen=INFEASIBLE), _scatter(FEASIBLE, size=5), _scatter(BEST, symbol="star", size=14, pen=OUTLINE))
             for item in items:
                 plot.addItem(item)
             self.plots[name] = plot

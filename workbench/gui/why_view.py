@@ -259,12 +259,12 @@ class RooflineChart(_ChartBase):
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.roof = pg.PlotDataItem(pen=ROOF_PEN)
-        self.infeasible = _scatter(INFEASIBLE, size=6, hover=self._tip)
+        self.infeasible = _scatter(None, size=6, pen=INFEASIBLE, hover=self._tip)
         self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
         self.best = _scatter(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
         self.best.setZValue(10)
         for item, name, glyph, style in ((self.roof, "roofs (peak bandwidth, peak FP32)", "━", ROOF_PEN),
-                                         (self.infeasible, "infeasible", "●", INFEASIBLE),
+                                         (self.infeasible, "infeasible", "○", INFEASIBLE),
                                          (self.feasible, "feasible", "●", FEASIBLE), (self.best, "best", "★", BEST)):
             self._add_series(item, name, glyph, style)
         for item in (self.infeasible, self.feasible, self.best):
