@@ -316,3 +316,12 @@ def test_a_prefix_on_an_error_that_takes_more_than_a_message_keeps_its_text() ->
     outer = SpecError("not a number", field="slots[0].values", line=3, path="k.kernel.json").prefixed("{sizes}: ")
     assert type(outer) is WorkbenchError
     assert str(outer) == "--sizes: k.kernel.json:3: slots[0].values: not a number"
+
+
+def test_a_name_is_never_its_own_suggestion() -> None:
+    """A template saved outside the search path was 'unknown kernel 'rowsum2' (did you mean
+    'rowsum2'?)': the name itself is no suggestion; a near one still is."""
+    from workbench.core.errors import did_you_mean
+
+    assert did_you_mean("rowsum2", ["rowsum2", "softmax"]) == ""
+    assert did_you_mean("rowsum2", ["rowsum2", "rowsum"]) == " (did you mean 'rowsum'?)"

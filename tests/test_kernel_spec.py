@@ -1016,7 +1016,7 @@ def test_a_python_reference_of_the_wrong_shape_is_said_when_the_simulator_starts
     done = cli("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--budget", "2",
                "--out", str(tmp_path / "s.json"))
     assert done.returncode != 0
-    assert f"{tmp_path / '_saxpy_reference.py'}: reference() gave out of shape " in done.stderr
+    assert f"{tmp_path / '_saxpy_reference.py'}: reference() gave 'out' of shape " in done.stderr
     assert "but output 'out' has shape (" in done.stderr
 
 

@@ -116,8 +116,10 @@ def counted(number: int, noun: str) -> str:
 
 def did_you_mean(name: str, known: Iterable[str]) -> str:
     """`` (did you mean 'vector_add'?)`` when one of ``known`` is close to a misspelt ``name``
-    (nothing otherwise): a list of every name leaves the person to spot the typo."""
-    close = difflib.get_close_matches(name, sorted(set(known)), n=1)
+    (nothing otherwise): a list of every name leaves the person to spot the typo. ``name`` itself is
+    no suggestion ("unknown kernel 'rowsum2' (did you mean 'rowsum2'?)" for a template saved
+    outside the search path: the rest of such a message says where it is)."""
+    close = difflib.get_close_matches(name, sorted(set(known) - {name}), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

@@ -833,7 +833,7 @@ class _PythonReference:
             shape_of = self.shapes.get(name)
             want = tuple(int(d) for d in shape_of(problem)) if shape_of is not None else None
             if want is not None and array.size != math.prod(want):
-                raise TemplateError(f"{self.path}: {self.function}() gave {name} of shape {array.shape}, but output "
+                raise TemplateError(f"{self.path}: {self.function}() gave {name!r} of shape {array.shape}, but output "
                                     f"{name!r} has shape {want}")
         return arrays
 
