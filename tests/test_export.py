@@ -156,6 +156,13 @@ def test_what_the_export_alone_does_not_carry_is_said(sessions: dict[str, Sessio
     assert "// compile the template with the options it was tuned with: -DWB_EXTRA=1 --use_fast_math" in header
     assert json.loads(export_text(plan, "json"))["compile_options"] == ["-DWB_EXTRA=1", "--use_fast_math"]
     cuda = export_text(plan, "cuda")
+    # the options' macros are written out: the file compiles on its own (a source reading a -D
+    # macro failed with "identifier is undefined"); the other options are named to pass
+    assert "#define WB_EXTRA 1  // from -DWB_EXTRA" in cuda
+    assert "// compile options: -DWB_EXTRA=1 --use_fast_math" in cuda
+    reading = dataclasses.replace(template, source=template.source.replace("{", "{ (void)(WB_EXTRA);", 1))
+    alone = export_text(plan_export([session], templates={"reduce_sum": reading}), "cuda")
+    assert compile_cuda(alone, arch=ARCH, options=(), entry=template.entry, use_cache=False).ok
     zeroed = [line for line in cuda.splitlines() if "(zero it before every launch)" in line]
     assert {line.split(":")[0].strip("/ ") for line in zeroed} == {a.name for a in template.args if a.reset == "zero"}
     assert plan.recommended.trial.measurement.details.get("estimated") is True

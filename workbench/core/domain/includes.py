@@ -94,7 +94,7 @@ def _included_names(text: str, defined: Mapping[str, str] | None = None) -> tupl
     return names, unresolved
 
 
-def _defined_by_options(options: Sequence[str]) -> dict[str, str]:
+def defined_by_options(options: Sequence[str]) -> dict[str, str]:
     """The object-like macros ``-D NAME=VALUE`` (``-DNAME=VALUE``, ``--define-macro``) define."""
     out: dict[str, str] = {}
     items = list(options)
@@ -182,7 +182,7 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
     if "include" not in source and not any("include" in o for o in options):
         return []
     dirs, pre = _include_dirs(options)
-    defined = _defined_by_options(options)
+    defined = defined_by_options(options)
     names, unresolved = _included_names(source, defined)
     if unresolved:  # the source's own: a name not checked could be a FIFO
         shown = unresolved[0] if len(unresolved[0]) <= 60 else unresolved[0][:60] + "..."

@@ -838,6 +838,12 @@ def _cuda(plan: ExportPlan) -> str:
         head.append(f"//   (__constant__ {_one_line(name)}: copied to the module's symbol before launching)")
     if template.compile_options:
         head.append(f"// compile options: {_one_line(' '.join(template.compile_options))}")
+        # their macros written out: the file is to compile on its own, and a source reading a -D
+        # macro did not ("identifier SCALE is undefined"); other options are the compiler's to get
+        from workbench.core.domain.includes import defined_by_options
+
+        for name, value in defined_by_options(template.compile_options).items():
+            head.append(f"#define {name} {_one_line(value)}  // from -D{name}")
     headers = _own_headers(template)
     if headers:
         head.append(f"// includes headers of the template's folder ({_one_line(str(Path(template.source_path).parent))}): "
