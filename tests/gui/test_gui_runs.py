@@ -710,6 +710,27 @@ def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_
     assert label.palette().color(QPalette.ColorRole.WindowText).name() != WARNING_TEXT
 
 
+def test_a_session_of_other_code_is_refused_naming_the_windows_way_to_a_new_one(window, cli, tmp_path):
+    """The refusal said "start a new session instead", naming no way to do so in the window, where
+    Start refused again and again; the command line's says its own."""
+    from workbench.gui.text import window_message
+
+    path = tmp_path / "v.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--executor", "inline", "--quiet", "--out", path).returncode == 0
+    doc = json.loads(path.read_text())
+    doc["source_hash"] = "0" * 16  # measured with other code than the template has now
+    path.write_text(json.dumps(doc))
+    refused = cli("tune", "--resume", "--budget", "1", "--out", path)
+    assert refused.returncode == 2 and "start a new run (tune KERNEL or tune --replay FILE) instead" in refused.stderr
+    window.open_session(path)
+    with pytest.raises(WorkbenchError) as info:
+        window.start_run(window.toolbar.request())
+    said = window_message(info.value)
+    assert "the kernel's code changed since the session was measured" in said
+    assert said.endswith("start a new one with File > New session instead")
+
+
 def test_a_recent_file_named_with_control_characters_is_listed_inert(window):
     """The settings file's recent list reached the File menu with its BEL and newline raw."""
     window.settings.setValue("recent", ["/tmp/a\u0007b\nc.json"])

@@ -1271,11 +1271,13 @@ def _continued_target(spec: BackendSpec, session: Session, problem: Mapping[str,
         said = quoted(f"cannot continue the session of {session.kernel!r}: {mismatch}")
         folders = _folders_hint(spec, session)
         # a template of the same name elsewhere (the shipped library) was found instead of the session's own
-        raise WorkbenchError(template=f"{said}{folders}" if folders else f"{said}; start a new session instead")
+        # "start a new session" named no way to do so in the window, where Start refused again and again
+        raise WorkbenchError(template=f"{said}{folders}" if folders else f"{said}; start {{new_session}} instead")
     if spec.kind == "sim" and session.source_hash in target.profile_changed_hashes and _simulated_by_estimate(session):
-        raise WorkbenchError(f"cannot continue the session of {session.kernel!r}: it was simulated with estimated "
-                             "resources before the template's work profile changed, so its trials hold figures of "
-                             "the earlier model (shared memory, occupancy, latency); start a new session instead")
+        raise WorkbenchError(template=quoted(f"cannot continue the session of {session.kernel!r}: it was simulated "
+                                             "with estimated resources before the template's work profile changed, so "
+                                             "its trials hold figures of the earlier model (shared memory, occupancy, "
+                                             "latency)") + "; start {new_session} instead")
     if spec.kind != "replay" and session.source_hash in target.earlier_hashes and target.source_hash:
         # an earlier hash of the same code (a declarative spec's bytes, a shipped template's older
         # version): the session continues as the code's current one, so a later change that keeps
