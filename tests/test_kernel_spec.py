@@ -1497,3 +1497,31 @@ def test_a_restriction_that_cannot_be_computed_for_some_configs_is_said(cli, tmp
     done = cli("check-kernels", "--kernel-dir", folder, "--sample", "0", "--quiet")
     assert done.returncode == 0 and "warning: saxpy: restriction 'block_size ** (items ** 99999) > 0' cannot be " \
         "computed for some configs, e.g." in done.stderr, done.stderr
+
+
+def test_the_kernels_parameters_are_checked_against_the_arguments_the_spec_passes(cli, tmp_path):
+    """A parameter added to the kernel, a scalar passed for a pointer, or an argument declared
+    float64 for a ``const float*`` compiled, checked and simulated without a word: only a GPU run
+    would have launched it wrong. The editor's check and check-kernels say so; a declaration they
+    cannot read plainly (a typedef) is not judged."""
+    from workbench.core.domain.signature import signature_problems
+
+    extra = SOURCE.replace("float a)", "float a, int ld)")
+    assert extra != SOURCE
+    report = check_draft(SPEC, extra, compile_default=False)
+    errors = [d for d in report.diagnostics if d.severity == "error" and d.field == "args"]
+    assert len(errors) == 1 and "takes 5 parameters, but a launch passes 4 arguments (x, y, out, a)" in errors[0].message
+    (tmp_path / "saxpy.cu").write_text(extra)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC, indent=2))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy", "--sample", "2")
+    assert result.returncode != 0 and "takes 5 parameters" in result.stdout, result.stdout
+    wide = json.loads(json.dumps(SPEC))
+    next(a for a in wide["args"] if a["name"] == "x")["dtype"] = "float64"
+    warned = [d for d in check_draft(wide, SOURCE, compile_default=False).diagnostics if d.field == "args"]
+    assert [d.severity for d in warned] == ["warning"] and "'x' is float64" in warned[0].message
+    assert "(float)" in warned[0].message
+    args = [("x", "in", "float32"), ("y", "in", "float32"), ("out", "out", "float32"), ("a", "in", "float32")]
+    assert "argument 'a' is an array (a pointer), but parameter 4" in signature_problems(SOURCE, "saxpy", args)[0][1]
+    assert not [d for d in check_draft(SPEC, SOURCE, compile_default=False).diagnostics if d.field == "args"]
+    typedef = "typedef const float* in_ptr;\n" + SOURCE.replace("const float* __restrict__ x", "in_ptr x")
+    assert signature_problems(typedef, "saxpy", [("x", "scalar", "float32"), *args[1:3], ("a", "scalar", "float32")]) == []

@@ -394,6 +394,14 @@ class KernelTemplate:
             head.append(f'#line 1 "{c_string_body(location)}"')
         return "\n".join(head) + "\n" + self.source
 
+    def signature_problems(self) -> list[tuple[str, str]]:
+        """(``error`` or ``warning``, message) for each way the entry's parameters, as the source
+        declares them, disagree with the arguments a launch passes (:mod:`workbench.core.domain.signature`)."""
+        from workbench.core.domain.signature import signature_problems
+
+        return signature_problems(self.source, self.entry, [(a.name, a.kind, a.dtype) for a in self.args],
+                                  tuple(self.constants))
+
     def source_hash(self) -> str:
         """Hash of the template's CUDA source, of the headers it includes from its own folder and
         of what its spec file says, so cached results, continued sessions and shipped compiler

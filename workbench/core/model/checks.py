@@ -171,6 +171,9 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         reference = _reference_problem(template)
         if reference is not None:
             return CheckResult(template.name, count, problem=reference)
+        wrong_call = next((message for severity, message in template.signature_problems() if severity == "error"), None)
+        if wrong_call is not None:  # every launch would pass the kernel what it does not take
+            return CheckResult(template.name, count, problem=wrong_call)
         rng = np.random.default_rng(seed)
         # a template without defaults (allowed: the run then starts from its strategy's picks) is
         # checked on a sample alone

@@ -131,6 +131,8 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     unlaunchable = _launch_warning(template, space, valid)
     if unlaunchable is not None:
         diagnostics.append(unlaunchable)
+    diagnostics.extend(Diagnostic("spec", severity, message, field="args")
+                       for severity, message in template.signature_problems())
     diagnostics.extend(Diagnostic("spec", "warning", restriction_note(text, assignment, why), field="restrictions")
                        for text, assignment, why in space.uncomputable())
     diagnostics.extend(_misspelt_condition_macros(template))
