@@ -548,8 +548,11 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
     assert not report.ok and errors and all(d.line == 12 for d in errors)
     log = 'saxpy.cu(4): warning #177-D: variable "q" was declared but never referenced\nother.h(2): error: x\n'
     assert [(d.line, d.severity) for d in parse_compiler_log(log, "saxpy.cu")] == [(4, "warning"), (0, "error")]
-    none_valid = dict(SPEC, restrictions=["block_size > 4096"])  # (it leaves out the default first)
+    none_valid = dict(SPEC, restrictions=["block_size > 4096"])  # said as leaving nothing, not only the default
     first = check_draft(none_valid, SOURCE).diagnostics[0]
+    assert first.field == "restrictions[0]" and "holds for no combination of the slots' values" in first.message
+    some_valid = dict(SPEC, restrictions=["block_size > 256"])
+    first = check_draft(some_valid, SOURCE).diagnostics[0]
     assert first.field == "restrictions[0]" and "excludes the default config" in first.message
     no_defaults = json.loads(json.dumps(none_valid))
     for slot in no_defaults["slots"]:

@@ -669,7 +669,7 @@ def test_the_restrictions_tab_and_the_problems_list_agree_and_a_problem_leads_to
     the default config), numbered it otherwise (line 3 against restrictions[1]) and did not look
     again when a slot was renamed; clicking the listed problem did nothing."""
     editor.open_folder(EXAMPLE)
-    editor.restrictions.setPlainText("block_size * items <= 4096\n\nblock_size > 4096")
+    editor.restrictions.setPlainText("block_size * items <= 4096\n\nblock_size > 256")
     report = checked(editor, qtbot)
     assert not report.ok
     (item,) = [editor.problems.item(i) for i in range(editor.problems.count())
@@ -881,6 +881,9 @@ def test_tune_is_offered_only_while_the_draft_checks_clean(editor, qtbot):
     editor.source.setPlainText(editor.source.toPlainText().replace("out[i] = a * x[i] + y[i];", "out[i] = a * x[i] +;"))
     report = checked(editor, qtbot)
     assert not report.ok and not editor.tune_button.isEnabled() and "fix the problems" in editor.tune_button.toolTip()
+    # the count of problems first, not a note that reads as a success
+    errors = sum(d.severity == "error" for d in report.diagnostics)
+    assert editor.status_label.text().startswith(f"{errors} problem{'s' if errors > 1 else ''} to fix, listed below; ")
 
 
 def test_a_cu_of_several_kernels_opens_on_its_first_kernel_and_a_wrong_entry_lists_them(editor, tmp_path):

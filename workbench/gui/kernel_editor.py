@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QTextEdit, QVBoxLayout, QWidget,
 )
 
-from workbench.core.errors import Cancelled, WorkbenchError
+from workbench.core.errors import Cancelled, WorkbenchError, counted
 from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.domain.kernel_spec import (
     DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
@@ -750,7 +750,11 @@ class KernelEditor(QMainWindow):
         else:
             self.resources_label.setText("default config: not compiled")
         ok = report.ok and not self.form_problems
-        self.status_label.setText(("ok: " if ok else "problems: ") + report.note)
+        # the count first: "problems: default config compiled for sm_90" read as a success when the
+        # problem was the reference or the arguments
+        errors = sum(d.severity == "error" for d in (*self.form_problems, *report.diagnostics))
+        self.status_label.setText(f"ok: {report.note}" if ok else
+                                  f"{counted(max(errors, 1), 'problem')} to fix, listed below; {report.note}")
         self.status_label.setStyleSheet("color: #1a7f37" if ok else "color: #b00020")
         # a run of a draft whose check failed measures nothing but that failure, config after config
         self.tune_button.setEnabled(ok)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib.util
+import itertools
 import json
 import keyword
 import math
@@ -336,6 +337,9 @@ class _Builder:
             except (WorkbenchError, ArithmeticError, ValueError) as exc:
                 raise self.fail(f"restrictions[{i}]", f"cannot be evaluated at the default config ({exc})", text) from None
             if not holds:
+                if _holds_for_none(rule, slots, problem):  # said as such: "the default" sent the person to the defaults
+                    raise self.fail(f"restrictions[{i}]", "holds for no combination of the slots' values: it leaves "
+                                    "nothing to tune", text)
                 shown = ", ".join(f"{k}={v}" for k, v in (defaults or {}).items())
                 raise self.fail(f"restrictions[{i}]", f"excludes the default config ({shown})", text)
         args = self.args(problem, small)
@@ -836,6 +840,24 @@ class _PythonReference:
                 raise TemplateError(f"{self.path}: {self.function}() gave {name!r} of shape {array.shape}, but output "
                                     f"{name!r} has shape {want}")
         return arrays
+
+
+#: The most slot combinations :func:`_holds_for_none` tries (a few milliseconds of evaluation).
+_NONE_CHECKED = 4096
+
+
+def _holds_for_none(rule: Any, slots: Sequence[Slot], problem: Mapping[str, Any]) -> bool:
+    """Whether restriction ``rule`` holds for no combination of the slots' values, tried whole
+    for a product of at most :data:`_NONE_CHECKED` (False for a larger one: not known)."""
+    if math.prod(len(slot.values) for slot in slots) > _NONE_CHECKED:
+        return False
+    for values in itertools.product(*(slot.values for slot in slots)):
+        try:
+            if rule({**problem, **dict(zip((slot.name for slot in slots), values))}):
+                return False
+        except (WorkbenchError, ArithmeticError, ValueError):
+            continue
+    return True
 
 
 #: CUDA's launch limits, the same on every GPU since compute capability 3.0.
