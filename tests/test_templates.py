@@ -709,6 +709,11 @@ def test_a_cu_edited_in_comments_continues_its_session_an_edit_of_its_code_does_
     assert source_code_identity('printf("a // b");') != source_code_identity('printf("a // c");')
     assert source_code_identity("int a; /* x */ int b;") == source_code_identity("int a;   int b; // y")
     assert source_code_identity('auto s = R"(a // b)";') == 'auto s = R"(a // b)";'
+    # lines joined at a trailing backslash first, as the compiler joins them: a string continued on
+    # the next line holds no comment, and a comment continued so swallows that line
+    continued = 'const char* s = "abc\\\n // def";'
+    assert source_code_identity(continued) != source_code_identity(continued.replace("def", "xyz"))
+    assert source_code_identity("int a; // note \\\nint b;") == source_code_identity("int a;")
 
 
 #: Recorded sessions whose template really changed after they were measured (said so when they open).

@@ -232,7 +232,10 @@ def source_code_identity(source: str) -> str:
     with a raw string literal is taken as written."""
     if _RAW_STRING.search(source):
         return source
-    lines = (line.rstrip() for line in without_comments(source.replace("\r\n", "\n")).split("\n"))
+    # lines joined at a trailing backslash first, as the compiler joins them before it looks for
+    # comments: a string continued on the next line holds a "//" that is no comment
+    spliced = source.replace("\r\n", "\n").replace("\\\n", "")
+    lines = (line.rstrip() for line in without_comments(spliced).split("\n"))
     return "\n".join(line for line in lines if line)
 
 
