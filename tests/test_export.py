@@ -158,11 +158,20 @@ def test_what_the_export_alone_does_not_carry_is_said(sessions: dict[str, Sessio
     cuda = export_text(plan, "cuda")
     # the options' macros are written out: the file compiles on its own (a source reading a -D
     # macro failed with "identifier is undefined"); the other options are named to pass
-    assert "#define WB_EXTRA 1  // from -DWB_EXTRA" in cuda
+    assert "\n#define WB_EXTRA 1\n" in cuda
     assert "// compile options: -DWB_EXTRA=1 --use_fast_math" in cuda
     reading = dataclasses.replace(template, source=template.source.replace("{", "{ (void)(WB_EXTRA);", 1))
     alone = export_text(plan_export([session], templates={"reduce_sum": reading}), "cuda")
     assert compile_cuda(alone, arch=ARCH, options=(), entry=template.entry, use_cache=False).ok
+    # as the compiler reads them: NAME= is empty, a function-like one and -U are kept, in order
+    from workbench.core.domain.includes import defined_by_options, macro_options
+
+    options = ("-DRESTRICT=", "-D", "TWICE(x)=((x)*2)", "-DNL=\"\\n\"", "-DGONE", "-UGONE", "--define-macro=ONE")
+    assert macro_options(options) == [("RESTRICT", ""), ("TWICE(x)", "((x)*2)"), ("NL", '"\\n"'), ("GONE", "1"),
+                                      ("GONE", None), ("ONE", "1")]
+    assert defined_by_options(options) == {"RESTRICT": "", "NL": '"\\n"', "ONE": "1"}
+    written = export_text(plan_export([session], templates={"reduce_sum": dataclasses.replace(template, compile_options=options)}), "cuda")
+    assert "#define RESTRICT\n#define TWICE(x) ((x)*2)\n#define NL \"\\n\"\n#define GONE 1\n#undef GONE\n#define ONE 1\n" in written
     zeroed = [line for line in cuda.splitlines() if "(zero it before every launch)" in line]
     assert {line.split(":")[0].strip("/ ") for line in zeroed} == {a.name for a in template.args if a.reset == "zero"}
     assert plan.recommended.trial.measurement.details.get("estimated") is True

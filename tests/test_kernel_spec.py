@@ -1528,3 +1528,12 @@ def test_the_kernels_parameters_are_checked_against_the_arguments_the_spec_passe
     assert not [d for d in check_draft(SPEC, SOURCE, compile_default=False).diagnostics if d.field == "args"]
     typedef = "typedef const float* in_ptr;\n" + SOURCE.replace("const float* __restrict__ x", "in_ptr x")
     assert signature_problems(typedef, "saxpy", [("x", "scalar", "float32"), *args[1:3], ("a", "scalar", "float32")]) == []
+    # parameters made by a macro, or declared twice differently (an old copy under #if 0): not judged
+    macro = "#define ARGS const float* x, const float* y, float* out, float a\n" + SOURCE.replace(
+        SOURCE[SOURCE.index("saxpy(") + 6:SOURCE.index(")", SOURCE.index("saxpy("))], "ARGS")
+    assert "saxpy(ARGS)" in macro and signature_problems(macro, "saxpy", args) == []
+    old = '#if 0\nextern "C" __global__ void saxpy(float* x) {}\n#endif\n' + SOURCE
+    assert signature_problems(old, "saxpy", [*args[:3], ("a", "scalar", "float32")]) == []
+    # a type of several words without a name is all type
+    assert signature_problems('extern "C" __global__ void k(const unsigned char*, int n) {}', "k",
+                              [("a", "in", "uint8"), ("n", "scalar", "int32")]) == []

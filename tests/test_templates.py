@@ -714,6 +714,12 @@ def test_a_cu_edited_in_comments_continues_its_session_an_edit_of_its_code_does_
     continued = 'const char* s = "abc\\\n // def";'
     assert source_code_identity(continued) != source_code_identity(continued.replace("def", "xyz"))
     assert source_code_identity("int a; // note \\\nint b;") == source_code_identity("int a;")
+    # a comment inside a #define is one space, as the compiler reads it, not the directive's end
+    assert source_code_identity("#define N 2 /*\n*/ + 1") != source_code_identity("#define N 2\n + 1")
+    assert source_code_identity("int a;\r// c\rint b;") == "int a;\nint b;"  # old Mac line ends
+    # a digit separator is no character literal: the string after it keeps its text
+    separated = "x = 1'0; s = \"x'; /* A */ \";"
+    assert source_code_identity(separated) != source_code_identity(separated.replace("A", "B"))
 
 
 #: Recorded sessions whose template really changed after they were measured (said so when they open).

@@ -690,7 +690,8 @@ def test_an_opened_session_shows_its_own_evaluations_not_the_last_runs(window, q
 def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_path):
     """Picking another kernel or GPU left the charts, the card and the table on the open session
     with nothing to tell that the next Start measures something else: the progress label says it
-    first, and nothing once the controls name the session's own choices again."""
+    first, as Start decides it (another problem typed: new; the backend "auto", or a problem typed
+    as the session's own: the same session), and nothing once the controls agree again."""
     path = tmp_path / "v.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
                "--executor", "inline", "--quiet", "--out", path).returncode == 0
@@ -698,15 +699,22 @@ def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_
     bar, label = window.toolbar, window.toolbar.progress_label
     assert label.text() == "opened: 3 of 3 evaluations"
     bar.kernel.setCurrentText("softmax")
-    assert label.text() == "next Start: new session (kernel softmax); opened: 3 of 3 evaluations"
+    assert label.text() == "next Start: new session (the kernel is 'softmax'); opened: 3 of 3 evaluations"
     assert label.palette().color(QPalette.ColorRole.WindowText).name() == WARNING_TEXT  # in the warning colour
+    bar.kernel.setCurrentText("vector_add")
     other_gpu = next(bar.gpu.itemText(i) for i in range(bar.gpu.count()) if bar.gpu.itemText(i) != bar.gpu.currentText())
     bar.gpu.setCurrentText(other_gpu)
-    assert label.text().startswith(f"next Start: new session (kernel softmax, GPU {other_gpu})")
+    assert label.text().startswith("next Start: new session (the device is ")
     assert window.continues_session(bar.request()) is False  # as the controller decides it
-    bar.kernel.setCurrentText("vector_add")
     bar.gpu.setCurrentIndex(bar.gpu.findText(window.model.session.device["name"].removeprefix("Simulated NVIDIA ")))
     assert label.text() == "opened: 3 of 3 evaluations" and window.continues_session(bar.request())
+    n = window.model.session.problem["n"]
+    bar.problem.setText(f"n={n}")  # the session's own problem, typed: no change
+    assert label.text() == "opened: 3 of 3 evaluations" and window.continues_session(bar.request())
+    bar.problem.setText(f"n={2 * n}")  # another problem: a new session, said as Start would say it
+    assert label.text().startswith("next Start: new session (the problem is ") and not window.continues_session(bar.request())
+    bar.problem.setText("")
+    assert label.text() == "opened: 3 of 3 evaluations"
     assert label.palette().color(QPalette.ColorRole.WindowText).name() != WARNING_TEXT
 
 

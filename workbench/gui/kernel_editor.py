@@ -752,7 +752,7 @@ class KernelEditor(QMainWindow):
         ok = report.ok and not self.form_problems
         # the count first: "problems: default config compiled for sm_90" read as a success when the
         # problem was the reference or the arguments
-        errors = sum(d.severity == "error" for d in (*self.form_problems, *report.diagnostics))
+        errors = sum(d.severity == "error" for d in diagnostics)  # as listed
         self.status_label.setText(f"ok: {report.note}" if ok else
                                   f"{counted(max(errors, 1), 'problem')} to fix, listed below; {report.note}")
         self.status_label.setStyleSheet("color: #1a7f37" if ok else "color: #b00020")

@@ -1241,20 +1241,33 @@ class MainWindow(QMainWindow):
     def _update_next_start(self) -> None:
         """Say in the toolbar when Start would begin a new session instead of continuing the one
         shown: another kernel or GPU picked left the charts, the card and the table on the open
-        session, with nothing to tell that the next run measures something else. Said for the
-        choices that name another kernel, backend, GPU or recording (a problem typed differently
-        may still be the session's own: the controller decides that at Start)."""
+        session, with nothing to tell that the next run measures something else. Asked of the
+        controller, as Start asks it (another problem typed, a device index of another GPU; the
+        backend "auto" that picks the session's own is no change); for a python benchmark, whose
+        declarations only a process of its own reads, from the choices that name another file,
+        backend or recording."""
         text = ""
         shown, session = self._shown_request, self.model.session
         if not self.running and session is not None and session.trials and shown is not None:
             try:
-                choices = self._choices(self.toolbar.request())
+                request: dict[str, Any] | None = self.toolbar.request()
             except WorkbenchError:  # a field still being typed
-                choices = shown
-            changed = [f"{word} {choices[key]}" if key != "replay" else word for key, word in _NEW_SESSION_CHOICES
-                       if choices.get(key) != shown.get(key) and choices.get(key) is not None]
-            if changed:
-                text = f"next Start: new session ({', '.join(changed)})"
+                request = None
+            choices = self._choices(request) if request is not None else shown
+            if request is not None and choices != shown:
+                backend = session.backend.get("kind") if isinstance(session.backend, dict) else None
+                if str(request.get("kernel") or "").endswith(".py") or backend == "python":
+                    changed = [f"{word} {choices[key]}" if key != "replay" else word
+                               for key, word in _NEW_SESSION_CHOICES
+                               if choices.get(key) != shown.get(key) and choices.get(key) is not None]
+                    why = ", ".join(changed) or None
+                else:
+                    try:
+                        why = self.why_not_continued(request)
+                    except WorkbenchError:  # a request that cannot start: Start says why
+                        why = None
+                if why:
+                    text = f"next Start: new session ({why})"
         self.toolbar.show_next_start(text)
 
     @staticmethod

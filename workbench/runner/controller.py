@@ -1170,11 +1170,11 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         raise WorkbenchError(template=f"the session of {quoted(repr(session.kernel))} records no backend to continue with; "
                                       "start {new_session}")
     if request.backend not in (None, "auto", kind):
-        raise WorkbenchError(f"the session was measured with the {kind} backend, not {request.backend}; "
-                             "start a new session for another backend")
+        raise WorkbenchError(template=quoted(f"the session was measured with the {kind} backend, not "
+                                             f"{request.backend}") + "; start {new_session} for another backend")
     if request.replay is not None and kind != "replay":  # (it was dropped, and the run went on with the session's own)
-        raise WorkbenchError(f"the session was measured with the {kind} backend, not replay; "
-                             "start a new session to replay a recording")
+        raise WorkbenchError(template=quoted(f"the session was measured with the {kind} backend, not replay")
+                             + "; start {new_session} to replay a recording")
     if kind == "python":
         path = Path(str(options.get("path", "")))
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
@@ -1378,9 +1378,10 @@ def _edited_space(target: Target, request: RunRequest, session: Session | None =
     stored = session.space if session is not None else None
     if stored is not None and not stored.is_explicit and not space.is_explicit:
         if list(stored.names) != list(space.names):
-            raise WorkbenchError(f"the session's slots ({', '.join(stored.names)}) are not {target.kernel}'s "
-                                 f"({', '.join(space.names)}): it changed since the session was saved, or the "
-                                 "file was edited; start a new session of it")
+            raise WorkbenchError(template=quoted(f"the session's slots ({', '.join(stored.names)}) are not "
+                                                 f"{target.kernel}'s ({', '.join(space.names)}): it changed since the "
+                                                 "session was saved, or the file was edited")
+                                 + "; start {new_session} of it")
         space = stored.with_params(space.params)
         _check_within_template(space, target, "the session's space")
     if request.domains is None and request.restrictions is None:

@@ -24,19 +24,25 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_capped
 
 #: Comments (blanked, an unterminated block comment to the end, as the preprocessor reads it) and
-#: string and character literals (kept, so that a "//" inside one is no comment). Every alternative
-#: consumes what it matched, so the scan is linear in the length of the text.
-_COMMENT_OR_LITERAL = re.compile(r"//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?")
+#: string and character literals (kept, so that a "//" inside one is no comment), and a digit
+#: separator (``1'024``: read as a character literal, it paired with a quote in a later string and
+#: hid that string's text). Every alternative consumes what it matched, so the scan is linear in
+#: the length of the text.
+_COMMENT_OR_LITERAL = re.compile(r"(?<=[0-9])'(?=[0-9A-Fa-f])|//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?")
 _QUOTED_NAME = re.compile(r'"([^"\n]+)"|<([^>\n]+)>')
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
 
-def without_comments(text: str) -> str:
-    """``text`` with its comments blanked (newlines kept, so lines stay lines); string and
-    character literals are kept as they are."""
+def without_comments(text: str, keep_lines: bool = True) -> str:
+    """``text`` with its comments blanked; string and character literals are kept as they are.
+    ``keep_lines``: a comment over several lines leaves its line breaks (so lines stay lines);
+    else every comment is one space, as the compiler reads it (a comment inside a ``#define``
+    does not end the directive)."""
     def blank(match: re.Match[str]) -> str:
         found = match.group(0)
-        return found if found[0] in "\"'" else "\n" * found.count("\n") or " "
+        if found[0] in "\"'":  # a literal, or a digit separator (kept as written)
+            return found
+        return ("\n" * found.count("\n") or " ") if keep_lines else " "
 
     return _COMMENT_OR_LITERAL.sub(blank, text)
 
@@ -94,22 +100,43 @@ def _included_names(text: str, defined: Mapping[str, str] | None = None) -> tupl
     return names, unresolved
 
 
-def defined_by_options(options: Sequence[str]) -> dict[str, str]:
-    """The object-like macros ``-D NAME=VALUE`` (``-DNAME=VALUE``, ``--define-macro``) define."""
-    out: dict[str, str] = {}
+def macro_options(options: Sequence[str]) -> list[tuple[str, str | None]]:
+    """What the options define and undefine, in order: ``(head, body)`` for each ``-D HEAD=BODY``
+    (``-DHEAD=BODY``, ``--define-macro``; ``-DNAME`` defines it as 1, ``-DNAME=`` as nothing; a
+    head may be function-like, ``F(x)``), ``(name, None)`` for each ``-U NAME``
+    (``--undefine-macro``)."""
+    out: list[tuple[str, str | None]] = []
     items = list(options)
     for i, option in enumerate(items):
-        value = None
-        if option in ("-D", "--define-macro") and i + 1 < len(items):
-            value = items[i + 1]
-        elif option.startswith("--define-macro="):
-            value = option[len("--define-macro="):]
-        elif option.startswith("-D") and len(option) > 2:
-            value = option[2:]
-        if value is not None:
-            name, _, body = value.partition("=")
-            if _IDENTIFIER.fullmatch(name):
-                out[name] = body.strip() or "1"
+        following = items[i + 1] if i + 1 < len(items) else None
+        for flags, defines in ((("-D", "--define-macro"), True), (("-U", "--undefine-macro"), False)):
+            value = None
+            if option in flags:
+                value = following
+            elif option.startswith(flags[1] + "="):
+                value = option[len(flags[1]) + 1:]
+            elif option.startswith(flags[0]) and len(option) > 2 and not option.startswith("--"):
+                value = option[2:]
+            if value is None:
+                continue
+            if not defines:
+                out.append((value, None))
+                continue
+            head, equals, body = value.partition("=")
+            out.append((head, body if equals else "1"))
+    return out
+
+
+def defined_by_options(options: Sequence[str]) -> dict[str, str]:
+    """The object-like macros the options leave defined (:func:`macro_options`), with their bodies."""
+    out: dict[str, str] = {}
+    for head, body in macro_options(options):
+        if not _IDENTIFIER.fullmatch(head):
+            continue
+        if body is None:
+            out.pop(head, None)
+        else:
+            out[head] = body.strip()
     return out
 
 

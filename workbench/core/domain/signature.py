@@ -36,6 +36,8 @@ _SPELLINGS: dict[str, frozenset[str]] = {
 }
 _KNOWN = frozenset().union(*_SPELLINGS.values())
 _QUALIFIERS = frozenset({"const", "volatile", "__restrict__", "restrict", "__restrict", "register"})
+#: The words C builds its arithmetic types of: a declaration ending in one names no parameter.
+_TYPE_WORDS = frozenset({"unsigned", "signed", "char", "short", "int", "long", "float", "double", "bool"})
 _WORD = re.compile(r"[A-Za-z_]\w*")
 #: ``__launch_bounds__(BLOCK_SIZE)`` (or with a macro's call inside) between ``__global__`` and the name
 _LAUNCH_BOUNDS = re.compile(r"__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)")
@@ -46,11 +48,12 @@ def entry_parameters(source: str, entry: str) -> list[str] | None:
     (``[]`` for none), or None when no plain declaration of it is found (made by a macro, a
     template, or not there: the compile says so then)."""
     text = strip_comments(source)
+    head = re.compile(r"\b" + re.escape(entry) + r"\s*\(")
+    found_lists: list[list[str] | None] = []
     for match in re.finditer(r"__global__", text):
-        head = re.compile(r"\b" + re.escape(entry) + r"\s*\(")
         found = head.search(text, match.end())
         if found is None:
-            return None
+            break
         between = _LAUNCH_BOUNDS.sub(" ", text[match.end():found.start()])
         if any(mark in between for mark in ";{}()#"):  # another declaration came first
             continue
@@ -60,14 +63,26 @@ def entry_parameters(source: str, entry: str) -> list[str] | None:
             at += 1
         if depth:
             return None
-        inner = text[found.end():at - 1]
-        if "<" in inner or "..." in inner or "#" in inner:  # template arguments, varargs, directives: not judged
-            return None
-        params = [p.strip() for p in inner.split(",")]
-        if params == [""] or params == ["void"]:
-            return []
-        return None if any(not p for p in params) else params
-    return None
+        found_lists.append(_parameters(text[found.end():at - 1]))
+    # declared more than once (a prototype, an old copy under #if 0) differently: not judged
+    if not found_lists or any(params != found_lists[0] for params in found_lists):
+        return None
+    return found_lists[0]
+
+
+def _parameters(inner: str) -> list[str] | None:
+    """The declarations of a parameter list's text, or None when it is not plainly written out:
+    template arguments, varargs, directives, or a parameter that is one word (a macro standing
+    for one or several parameters, ``k(ARGS)``)."""
+    if "<" in inner or "..." in inner or "#" in inner:
+        return None
+    params = [" ".join(p.split()) for p in inner.split(",")]
+    if params == [""] or params == ["void"]:
+        return []
+    words = [[w for w in _WORD.findall(p) if w not in _QUALIFIERS] for p in params]
+    if any(not p for p in params) or any(len(w) < 2 and not (len(w) == 1 and "*" in p) for w, p in zip(words, params)):
+        return None
+    return params
 
 
 def _base_type(declaration: str) -> str | None:
@@ -76,6 +91,8 @@ def _base_type(declaration: str) -> str | None:
     words = [w for w in _WORD.findall(declaration.split("[")[0]) if w not in _QUALIFIERS]
     if len(words) < 2:
         return None
+    if words[-1] in _TYPE_WORDS:  # no name written (const unsigned char*): every word is the type's
+        return " ".join(words)
     return " ".join(words[:-1])
 
 

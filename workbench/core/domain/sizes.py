@@ -237,7 +237,7 @@ class SweepPlan:
         added = sorted(set(sizes) - set(self.sizes))
         if added:
             raise WorkbenchError(template=f"{{sizes:{quoted(added[0])}}}: the sweep varies {quoted(', '.join(self.sizes))}; "
-                                          "start a new session to sweep another parameter")
+                                          "start {new_session} to sweep another parameter")
         out = {k: list(v) for k, v in self.sizes.items()}
         for name, values in sizes.items():
             for value in values:

@@ -234,8 +234,8 @@ def source_code_identity(source: str) -> str:
         return source
     # lines joined at a trailing backslash first, as the compiler joins them before it looks for
     # comments: a string continued on the next line holds a "//" that is no comment
-    spliced = source.replace("\r\n", "\n").replace("\\\n", "")
-    lines = (line.rstrip() for line in without_comments(spliced).split("\n"))
+    spliced = source.replace("\r\n", "\n").replace("\r", "\n").replace("\\\n", "")
+    lines = (line.rstrip() for line in without_comments(spliced, keep_lines=False).split("\n"))
     return "\n".join(line for line in lines if line)
 
 

@@ -838,12 +838,15 @@ def _cuda(plan: ExportPlan) -> str:
         head.append(f"//   (__constant__ {_one_line(name)}: copied to the module's symbol before launching)")
     if template.compile_options:
         head.append(f"// compile options: {_one_line(' '.join(template.compile_options))}")
-        # their macros written out: the file is to compile on its own, and a source reading a -D
-        # macro did not ("identifier SCALE is undefined"); other options are the compiler's to get
-        from workbench.core.domain.includes import defined_by_options
+        # their macros written out, in order and as written: the file is to compile on its own, and
+        # a source reading a -D macro did not ("identifier SCALE is undefined"); other options are
+        # the compiler's to be given (the loaders refuse a line break in an option)
+        from workbench.core.domain.includes import macro_options
 
-        for name, value in defined_by_options(template.compile_options).items():
-            head.append(f"#define {name} {_one_line(value)}  // from -D{name}")
+        for name, value in macro_options(template.compile_options):
+            if "\n" in name + (value or "") or "\r" in name + (value or ""):
+                continue
+            head.append(f"#undef {name}" if value is None else f"#define {name} {value}".rstrip())
     headers = _own_headers(template)
     if headers:
         head.append(f"// includes headers of the template's folder ({_one_line(str(Path(template.source_path).parent))}): "
