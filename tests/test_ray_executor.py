@@ -247,3 +247,56 @@ def test_a_started_ray_instance_writes_its_log_lines_as_the_commands_warnings(mo
         assert handler.filter(record)
         lines.append(handler.format(record))
     assert lines == ["warning: ray: token auth", "error: ray: token auth"]
+
+
+def test_starting_ray_keeps_the_commands_stop_signals(monkeypatch):
+    """ray.init puts in a SIGTERM handler of its own (sys.exit(signum)): a SIGTERM to a run with
+    Ray ended it as an error (exit 1), not as the documented stop (143). The process's handlers are
+    put back; one that arrives while Ray starts stops what Ray started and reaches the process's
+    own handler."""
+    import signal
+    import sys
+
+    from workbench.runner import ray_executor
+
+    class Stop(Exception):
+        pass
+
+    def ours(signum, frame):
+        raise Stop(signum)
+
+    calls: list[str] = []
+
+    class FakeRay:
+        arrive = False
+
+        @staticmethod
+        def is_initialized() -> bool:
+            return False
+
+        @classmethod
+        def init(cls, **options) -> None:
+            calls.append("init")
+            signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(signum))  # as ray.init does
+            if cls.arrive:
+                sys.exit(signal.SIGTERM)  # its handler, on a SIGTERM during the start
+
+        @staticmethod
+        def shutdown() -> None:
+            calls.append("shutdown")
+
+    previous = signal.signal(signal.SIGTERM, ours)
+    try:
+        monkeypatch.setattr(ray_executor, "import_ray", lambda: FakeRay)
+        ray_executor.ensure_ray(None, num_cpus=1)
+        assert signal.getsignal(signal.SIGTERM) is ours and calls == ["init"]
+        FakeRay.arrive = True
+        with pytest.raises(Stop):
+            ray_executor.ensure_ray(None, num_cpus=1)
+        assert signal.getsignal(signal.SIGTERM) is ours and calls == ["init", "init", "shutdown"]
+        FakeRay.init = classmethod(lambda cls, **options: (_ for _ in ()).throw(KeyboardInterrupt()))
+        with pytest.raises(KeyboardInterrupt):  # the process's own handler's stop, before Ray put in its own
+            ray_executor.ensure_ray(None, num_cpus=1)
+        assert calls[-1] == "shutdown" and signal.getsignal(signal.SIGTERM) is ours
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -369,3 +369,21 @@ def test_an_interrupted_size_sweep_says_how_far_it_got(tmp_path: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
         sweep.run()
     assert [e for e in events if isinstance(e, RunFinished)] == [RunFinished("interrupted", 5, "interrupted")]
+
+
+def test_a_sigterm_that_a_library_turned_into_a_plain_interrupt_is_still_a_sigterm(monkeypatch, capsys):
+    """Ray's waits re-raise an interrupt of their own: the Terminated of a SIGTERM arrived as a plain
+    KeyboardInterrupt, and tune said "interrupted" and exited 130 instead of 143."""
+    import workbench.cli as cli_module
+
+    def command(args):
+        try:
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)
+        except KeyboardInterrupt:
+            raise KeyboardInterrupt from None  # what such a library does
+        return 0
+
+    monkeypatch.setitem(cli_module.COMMANDS, "kernels", command)
+    assert cli_module.main(["kernels"]) == 128 + signal.SIGTERM
+    assert capsys.readouterr().err.strip().endswith("terminated")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from typing import Sequence
 
@@ -76,6 +77,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("terminated", file=sys.stderr)
         return 128 + exc.signum
     except KeyboardInterrupt:
+        # a SIGTERM or SIGHUP whose Terminated a library turned into a plain KeyboardInterrupt on the
+        # way up (Ray's waits re-raise one of their own) is still that signal's stop
+        received = stop_signals.received
+        if received is not None and received != signal.SIGINT:
+            print("terminated", file=sys.stderr)
+            return 128 + received
         print("interrupted", file=sys.stderr)
         return 130
     finally:

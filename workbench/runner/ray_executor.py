@@ -22,7 +22,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import signal
 import socket
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -75,6 +77,46 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
         raise WorkbenchError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
 
 
+#: The signals a command stops on (SIGINT, SIGTERM, SIGHUP: the command line's ``StopSignals``).
+_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def _init_keeping_stop_signals(ray: Any, **options: Any) -> None:
+    """``ray.init`` with the process's own handlers of the stop signals kept. ``ray.init`` puts in
+    a SIGTERM handler of its own (``sys.exit(signum)``): a SIGTERM to a run with Ray ended it as
+    an error (exit 1, ``error: SystemExit``) and SIGHUP as an interrupt, not as the documented
+    stop. One that arrives while Ray starts (Ray's handler raises SystemExit inside ``init``)
+    stops what Ray started and is handed to the process's own handler, as if it came just after."""
+    ours = ({signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+            if threading.current_thread() is threading.main_thread() else {})
+
+    def restore() -> None:
+        for signum, handler in ours.items():
+            if handler is not None:
+                signal.signal(signum, handler)
+
+    def stop_ray() -> None:
+        try:
+            ray.shutdown()  # its helper processes (dashboard and runtime-env agents) outlived the command
+        except Exception:  # noqa: BLE001 - the stop goes on whatever a half-started Ray says
+            pass
+
+    try:
+        ray.init(**options)
+    except SystemExit as exc:
+        restore()
+        stop_ray()
+        if isinstance(exc.code, int) and exc.code in ours and callable(ours[exc.code]):
+            signal.raise_signal(exc.code)  # the process's own handler raises here, as for any stop
+        raise
+    except KeyboardInterrupt:  # the process's own handler, before Ray put in its own
+        restore()
+        stop_ray()
+        raise
+    finally:
+        restore()
+
+
 def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
     """Connect to the cluster at ``address``, or start a local Ray instance; reuse one already up."""
     ray = import_ray()
@@ -87,7 +129,7 @@ def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
         else:
             check_reachable(address)
         try:
-            ray.init(address=address, **options)
+            _init_keeping_stop_signals(ray, address=address, **options)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             where = f"the Ray cluster at {address}" if address else "a local Ray instance"
             raise WorkbenchError(f"cannot connect to {where}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
