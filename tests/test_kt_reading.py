@@ -195,7 +195,8 @@ def test_a_continued_run_refuses_a_replay_or_a_size_it_would_not_run(tmp_path: P
     _, finished = run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2, seed=1,
                                         backend_options={"compile": "estimate"}), simulated)
     assert finished.reason == "budget", finished.message
-    with pytest.raises(WorkbenchError, match="measured with the sim backend, not replay; start a new session"):
+    with pytest.raises(WorkbenchError, match=r"measured with the sim backend, not replay; start a new run \(tune KERNEL "
+                                             r"or tune --replay FILE\) to replay a recording"):
         resume_run(simulated, RunRequest(budget=1, replay=str(cache)))
     replayed = tmp_path / "replayed.json"
     run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2, seed=1), replayed)
