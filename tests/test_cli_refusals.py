@@ -407,6 +407,7 @@ def test_set_is_refused_for_a_python_benchmark_whose_measure_gets_no_problem(cli
 def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written(tmp_path) -> None:
     """The journal's failed flush was raised again when it closed (a bare OSError replaced the
     line naming the file), and the summary still ended '-> FILE' for a file never written."""
+    import re
     import resource
     import subprocess
     import sys
@@ -426,9 +427,13 @@ def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("error: ") and "cannot append to journal" in lines[0], lines
     assert "not saved to" in lines[-1] and "--resume" in lines[-1] and "->" not in done.stdout
+    # how many the journal holds, said, as --resume will find them (one cut by the full disk is not)
+    from workbench.core.domain.session import read_journal
+
+    holds = re.search(r"the journal \S+ keeps (\d+) trials?, and tune --resume", lines[-1])
+    assert holds and int(holds.group(1)) == len(read_journal(out)[1]) > 0, lines[-1]
 
     # continuing a session: the line counts what this run measured apart from what the file held
-    import re
 
     kept = tmp_path / "kept.json"
     assert subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(FIXTURES / "slow_bench.py"), "--budget",

@@ -221,8 +221,17 @@ def cmd_tune(args: argparse.Namespace) -> int:
         from workbench.core.domain.session import journal_path
 
         journal = journal_path(out)
-        where = (f"the journal {journal} keeps what it could write, and tune --resume --out {out} recovers it "
-                 "once the cause is fixed" if journal.is_file() else "nothing of them was written")
+        where = "nothing of them was written"
+        if journal.is_file():
+            # how many it holds, said: "7 measured" beside "finished after 6 evaluations" left the
+            # reader to guess that the last one's line was cut by the full disk
+            from workbench.core.domain.session import read_journal
+
+            try:
+                holds = f"keeps {counted(len(read_journal(out)[1]), 'trial')}"
+            except (WorkbenchError, OSError):
+                holds = "keeps what it could write"
+            where = f"the journal {journal} {holds}, and tune --resume --out {out} recovers them once the cause is fixed"
         new = len(session.trials) - before
         print(f"{session.kernel}: {counted(new, 'trial')} measured by this run "
               f"({len(session.trials)} in the session) not saved to {out}; {where}", file=sys.stderr)
