@@ -370,3 +370,22 @@ def test_the_table_follows_a_zoom_and_names_alike_gpus_in_full(window, tmp_path:
                         and table.horizontalHeader().font().pointSizeF() == view.font().pointSizeF(), timeout=5000)
         QApplication.processEvents()
         assert not table.verticalScrollBar().isVisible()
+
+
+def test_a_predicted_cell_is_marked_with_a_star_the_first_note_explains(window, cli, tmp_path: Path) -> None:
+    """"100.0% (predicted)" made a table of three GPUs wider than the tab at 1440 px, its worst-case
+    column out of sight: a predicted cell reads "100.0%*", in italics, and the first note says so."""
+    paths = []
+    for gpu, seed in (("H200", "1"), ("T4", "2")):
+        path = tmp_path / f"{gpu}.json"
+        assert cli("tune", "transpose", "--backend", "sim", "--gpu-model", gpu, "--resources", "estimated",
+                   "--budget", "4", "--seed", seed, "--executor", "inline", "--quiet", "--out", path).returncode == 0
+        paths.append(path)
+    window.open_session(paths[0])
+    view = window.portability
+    view.add_sessions([str(paths[1])])
+    assert view.report is not None
+    texts = [text for row in view.table_texts() for text in row]
+    assert any(c.source == "predicted" for row in view.report.matrix for c in row), texts  # (these seeds' bests differ)
+    assert any(text.endswith("%*") for text in texts) and not any("(predicted)" in text for text in texts)
+    assert "(predicted)" not in view.portable.text() and view.notes.text().startswith("* predicted by the simulator")

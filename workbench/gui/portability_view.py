@@ -68,6 +68,17 @@ def heat_rgb(fraction: float | None) -> tuple[int, int, int]:
 TABLE_ROWS_SHOWN = 8
 
 
+#: What the "*" of a predicted cell means, first among the notes when one is shown.
+PREDICTED_MARK_NOTE = "* predicted by the simulator (in italics): that GPU's run never tried the config"
+
+
+def _cell_text(cell: Cell) -> str:
+    """A cell as the table shows it: a predicted one as ``100.0%*`` (italic, its tool tip and the
+    first note say so), where ``100.0% (predicted)`` made a table of three GPUs wider than the tab
+    at 1440 px and pushed its worst-case column out of sight."""
+    return cell.text().replace(" (predicted)", "*")
+
+
 class PortabilityView(QWidget):
     def __init__(self, model: SessionModel, parent: QWidget | None = None,
                  templates: Callable[[str], dict[str, Any]] = lambda kernel: {},
@@ -382,12 +393,14 @@ class PortabilityView(QWidget):
             self.portable.setText(f"<b>Portable</b>: <span style='color:{WARN}'>no config is known to work on every GPU"
                                   "</span>")
         else:
-            per = ", ".join(f"[{j + 1}] {_escape(c.text())}" for j, c in enumerate(pick.cells.values()))
+            per = ", ".join(f"[{j + 1}] {_escape(_cell_text(c))}" for j, c in enumerate(pick.cells.values()))
             self.portable.setText(
                 f"<b>Portable (best worst case)</b>: worst {100 * pick.worst:.1f}% on {_escape(pick.worst_device)}, "
                 f"mean {100 * pick.mean:.1f}% (best of {pick.candidates} configs that work on every GPU): {per}<br>"
                 f"{_escape(_config_text(pick.config.to_dict()))}")
-        self.notes.setText("\n".join(report.notes))
+        starred = any(c.source == PREDICTED for row in report.matrix for c in row) or (
+            pick is not None and any(c.source == PREDICTED for c in pick.cells.values()))
+        self.notes.setText("\n".join([*([PREDICTED_MARK_NOTE] if starred else []), *report.notes]))
 
     def _fit_table_height(self) -> None:
         """The table as tall as its header and rows (up to :data:`TABLE_ROWS_SHOWN`, past which it
@@ -408,7 +421,7 @@ class PortabilityView(QWidget):
 
     @staticmethod
     def _cell_item(cell: Cell) -> QTableWidgetItem:
-        item = QTableWidgetItem(cell.text())
+        item = QTableWidgetItem(_cell_text(cell))
         item.setTextAlignment(Qt.AlignmentFlag.AlignCenter)
         item.setBackground(QBrush(QColor(*heat_rgb(cell.fraction))))
         if cell.source == PREDICTED:
