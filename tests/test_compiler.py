@@ -157,6 +157,13 @@ def test_an_include_of_the_systems_live_state_is_refused_before_nvrtc_quotes_it(
                         name="f.cu", entry="k").ok
 
 
+def test_an_include_commented_out_after_a_character_literal_is_not_looked_for() -> None:
+    """A u8'a' literal read as the digit separator of a number made its closing quote start a
+    literal that ran to the end of the line, so the comment after it was code."""
+    assert included_files("char c = u8'a'; /* old:\n#include \"missing.h\"\n*/\n__global__ void k() {}\n") == []
+    assert included_files("int n = 1'024; /* old:\n#include \"missing.h\"\n*/\n") == []
+
+
 def test_an_include_is_checked_before_nvrtc_opens_it_and_its_contents_key_the_cache(tmp_path: Path,
                                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """NVRTC opens what an #include names itself: a FIFO blocked the compile (and check-kernels)

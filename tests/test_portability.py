@@ -239,6 +239,17 @@ def test_a_prediction_above_the_runs_best_is_explained_and_simulated_cells_are_n
     barely = {"GPU B": lambda config: 0.99998 if config["block"] == 32 else 1.0, "GPU A": lambda config: 1.0}
     note = next(n for n in portability_report([a, b], predictors=barely).notes if n.startswith("predicted cells"))
     assert "above 100%" not in note
+    # a prediction above 100% on the portable line alone is explained too
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.5, (128, 1): 1.1})
+    b = recorded("GPU B", {(64, 1): 1.0, (32, 1): 1.2})
+    for session in (a, b):
+        session.device = {"name": session.device["name"], "simulated": True}
+    report = portability_report([a, b], predictors={"GPU B": lambda config: 0.5 if config["block"] == 128 else 1.0,
+                                                    "GPU A": lambda config: 1.0})
+    assert report.portable is not None and report.portable.cells["GPU B"].source == PREDICTED
+    assert report.portable.cells["GPU B"].fraction == pytest.approx(2.0)
+    assert not any(c.source == PREDICTED for row in report.matrix for c in row)  # the portable line alone
+    assert any("1 shown above 100%" in n for n in report.notes), report.notes
     a.device, b.device = {"name": "GPU A", "recorded": True}, {"name": "GPU B", "simulated": True}
     note = next(n for n in portability_report([a, b], predictors=predictors).notes if n.startswith("predicted"))
     assert "the simulator's figures, not measurements" in note

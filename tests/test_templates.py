@@ -720,6 +720,8 @@ def test_a_cu_edited_in_comments_continues_its_session_an_edit_of_its_code_does_
     # a digit separator is no character literal: the string after it keeps its text
     separated = "x = 1'0; s = \"x'; /* A */ \";"
     assert source_code_identity(separated) != source_code_identity(separated.replace("A", "B"))
+    # ... and u8'a' is a character literal, not a number: the comment after it is one
+    assert source_code_identity("char c = u8'a'; /* old */ int d;") == source_code_identity("char c = u8'a';   int d;")
 
 
 #: Recorded sessions whose template really changed after they were measured (said so when they open).

@@ -334,7 +334,7 @@ def test_measured_cells_at_a_size_not_shown_fill_the_view_in(window, qtbot, cli,
     with qtbot.waitSignal(window.run_done, timeout=60_000):
         view.measure_button.click()
     assert len(window.model.session.trials) == before + len(missing)
-    qtbot.waitUntil(lambda: "every cell simulated" in view.status.text(), timeout=5_000)
+    qtbot.waitUntil(lambda: "no cell left to simulate" in view.status.text(), timeout=5_000)
     assert view.measure_button.text() == "Simulate missing" and not view.measure_button.isEnabled()
 
 

@@ -305,8 +305,8 @@ class SizeView(QWidget):
         fillable = np.array([row.best_config is not None for row in self.rows], dtype=bool)
         open_cells = fillable[:, None] & ~np.isfinite(np.asarray(self.matrix, dtype=float))
         unknown = int(open_cells.sum()) - sum(1 for i, j in self.invalid if open_cells[i, j])
-        if unknown == 0:  # ("0 cells not simulated" read as a double negative)
-            return f"every cell {self.verb}"
+        if unknown == 0:  # ("0 cells not simulated" read as a double negative; "-" cells cannot be)
+            return f"no cell left to {self.action.split()[0].lower()}"
         cells = f"{unknown} cell{'s' if unknown != 1 else ''} not {self.verb}"
         pairs = len(self.missing)
         if pairs and pairs != unknown:

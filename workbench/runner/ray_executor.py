@@ -106,7 +106,8 @@ def _init_keeping_stop_signals(ray: Any, **options: Any) -> None:
     except SystemExit as exc:
         restore()
         stop_ray()
-        if isinstance(exc.code, int) and exc.code in ours and callable(ours[exc.code]):
+        # (Ray's handler exits with the signal's number; only SIGTERM is one it handles)
+        if exc.code == signal.SIGTERM and callable(ours.get(signal.SIGTERM)):
             signal.raise_signal(exc.code)  # the process's own handler raises here, as for any stop
         raise
     except KeyboardInterrupt:  # the process's own handler, before Ray put in its own

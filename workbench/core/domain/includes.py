@@ -24,11 +24,11 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_capped
 
 #: Comments (blanked, an unterminated block comment to the end, as the preprocessor reads it) and
-#: string and character literals (kept, so that a "//" inside one is no comment), and a digit
-#: separator (``1'024``: read as a character literal, it paired with a quote in a later string and
-#: hid that string's text). Every alternative consumes what it matched, so the scan is linear in
+#: string and character literals (kept, so that a "//" inside one is no comment), and numbers
+#: with their digit separators (``1'024``: an apostrophe read as a character literal paired with a
+#: quote in a later string and hid that string's text; ``u8'a'`` is a literal, not a number). Every alternative consumes what it matched, so the scan is linear in
 #: the length of the text.
-_COMMENT_OR_LITERAL = re.compile(r"(?<=[0-9])'(?=[0-9A-Fa-f])|//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?")
+_COMMENT_OR_LITERAL = re.compile(r"(?<![\w.])[0-9](?:[\w.]|'(?=\w))*|//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?")
 _QUOTED_NAME = re.compile(r'"([^"\n]+)"|<([^>\n]+)>')
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
@@ -40,7 +40,7 @@ def without_comments(text: str, keep_lines: bool = True) -> str:
     does not end the directive)."""
     def blank(match: re.Match[str]) -> str:
         found = match.group(0)
-        if found[0] in "\"'":  # a literal, or a digit separator (kept as written)
+        if found[0] in "\"'" or found[0].isdigit():  # a literal, or a number (its separators too), as written
             return found
         return ("\n" * found.count("\n") or " ") if keep_lines else " "
 

@@ -408,19 +408,20 @@ def portability_report(
                      "them; a session cannot: for a replay, compare the recordings themselves, imported with "
                      "import-kt, which hold every recorded config)")
     predicted = [c for row in matrix for c in row if c.source == PREDICTED]
-    if predicted:
+
+    def shown_above(cell: Cell) -> bool:
+        return cell.source == PREDICTED and cell.fraction is not None and round(cell.fraction * 100, 1) > 100.0
+
+    # counted as shown (one decimal of a percent): 100.002% is written 100.0% and is not above; the
+    # portable config's predicted cells, shown on their own line, count too (each pair once)
+    above = len({(best.config.id, other.name) for best, row in zip(bests, matrix)
+                 for other, cell in zip(devices, row) if shown_above(cell)}
+                | ({(portable.config.id, name) for name, cell in portable.cells.items() if shown_above(cell)}
+                   if portable is not None else set()))
+    if predicted or (portable is not None and portable.predicted):
         # every cell of a simulated GPU is modelled; a predicted one is of a config its run never tried
         whose = "predictions" if simulated and len(simulated) == len(devices) else "the simulator's figures, not measurements"
         note = f"predicted cells are {whose} for configs that GPU's run did not try"
-        # counted as shown (one decimal of a percent): 100.002% is written 100.0% and is not above;
-        # the portable config's predicted cells, shown on their own line, are counted too
-        def shown_above(cell: Cell) -> bool:
-            return cell.source == PREDICTED and cell.fraction is not None and round(cell.fraction * 100, 1) > 100.0
-
-        above = len({(best.config.id, other.name) for best, row in zip(bests, matrix)
-                     for other, cell in zip(devices, row) if shown_above(cell)}
-                    | ({(portable.config.id, name) for name, cell in portable.cells.items() if shown_above(cell)}
-                       if portable is not None else set()))
         if above:
             note += (f"; {above} shown above 100%: the model expects the config to beat the best its run found "
                      "there (the optimum is the best of that run, not of the space)")
