@@ -687,7 +687,7 @@ def test_an_opened_session_shows_its_own_evaluations_not_the_last_runs(window, q
     assert (window.toolbar.progress.value(), window.toolbar.progress.maximum()) == (5, 8)
 
 
-def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_path):
+def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_path, qtbot):
     """Picking another kernel or GPU left the charts, the card and the table on the open session
     with nothing to tell that the next Start measures something else: the progress label says it
     first, as Start decides it (another problem typed: new; the backend "auto", or a problem typed
@@ -697,24 +697,33 @@ def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_
                "--executor", "inline", "--quiet", "--out", path).returncode == 0
     window.open_session(path)
     bar, label = window.toolbar, window.toolbar.progress_label
+
+    def says(text: str, start: bool = False) -> None:  # (said a quarter second after the last change)
+        qtbot.waitUntil(lambda: label.text().startswith(text) if start else label.text() == text, timeout=3000)
+
     assert label.text() == "opened: 3 of 3 evaluations"
     bar.kernel.setCurrentText("softmax")
-    assert label.text() == "next Start: new session (the kernel is 'softmax'); opened: 3 of 3 evaluations"
+    says("next Start: new session (the kernel is 'softmax'); opened: 3 of 3 evaluations")
     assert label.palette().color(QPalette.ColorRole.WindowText).name() == WARNING_TEXT  # in the warning colour
     bar.kernel.setCurrentText("vector_add")
     other_gpu = next(bar.gpu.itemText(i) for i in range(bar.gpu.count()) if bar.gpu.itemText(i) != bar.gpu.currentText())
     bar.gpu.setCurrentText(other_gpu)
-    assert label.text().startswith("next Start: new session (the device is ")
+    says("next Start: new session (the device is ", start=True)
     assert window.continues_session(bar.request()) is False  # as the controller decides it
     bar.gpu.setCurrentIndex(bar.gpu.findText(window.model.session.device["name"].removeprefix("Simulated NVIDIA ")))
-    assert label.text() == "opened: 3 of 3 evaluations" and window.continues_session(bar.request())
+    says("opened: 3 of 3 evaluations")
+    assert window.continues_session(bar.request())
     n = window.model.session.problem["n"]
     bar.problem.setText(f"n={n}")  # the session's own problem, typed: no change
-    assert label.text() == "opened: 3 of 3 evaluations" and window.continues_session(bar.request())
+    qtbot.wait(400)
+    says("opened: 3 of 3 evaluations")
+    assert window.continues_session(bar.request())
     bar.problem.setText(f"n={2 * n}")  # another problem: a new session, said as Start would say it
-    assert label.text().startswith("next Start: new session (the problem is ") and not window.continues_session(bar.request())
+    assert label.text() == "opened: 3 of 3 evaluations"  # not at each key typed: after a pause
+    says("next Start: new session (the problem is ", start=True)
+    assert not window.continues_session(bar.request())
     bar.problem.setText("")
-    assert label.text() == "opened: 3 of 3 evaluations"
+    says("opened: 3 of 3 evaluations")
     assert label.palette().color(QPalette.ColorRole.WindowText).name() != WARNING_TEXT
 
 

@@ -232,7 +232,13 @@ class MainWindow(QMainWindow):
         # (Why fast? kept explaining a config the constraints had since excluded)
         self.model.objective_changed.connect(self._follow_recommendation)
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
-        self.toolbar.choices_changed.connect(self._update_next_start)
+        # a quarter second after the last change: typed into the problem field, "n=4" then "n=40"
+        # then "n=409" turned the note on and off with every key
+        self._next_start_timer = QTimer(self)
+        self._next_start_timer.setSingleShot(True)
+        self._next_start_timer.setInterval(250)
+        self._next_start_timer.timeout.connect(self._update_next_start)
+        self.toolbar.choices_changed.connect(self._next_start_timer.start)
         layout_note = self._restore_settings()
         self.zoom.fit_to_screen()
         self._fitted_when_shown = False
