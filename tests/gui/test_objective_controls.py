@@ -275,6 +275,25 @@ def test_a_weight_slider_changes_its_own_weight_only_and_weights_off_its_grid_ar
     assert weights["latency_ms"] == 20.0 and weights["memory_mb"] == pytest.approx(10.0)
     assert weights["quality"] == pytest.approx(2.0)
     assert panel.weight_labels["memory_mb"].text() == "10"
+    # a weight typed: exact, off the grid and beyond the sliders' end too, from the keyboard alone
+    from PySide6.QtCore import Qt
+    from PySide6.QtTest import QTest
+
+    box = panel.weight_labels["quality"]
+    assert box.accessibleName() == "quality weight, exact"
+    for typed, expected in (("0.25", 0.25), ("40", 40.0)):
+        box.setFocus()
+        box.selectAll()
+        QTest.keyClicks(box, typed)
+        QTest.keyClick(box, Qt.Key.Key_Return)
+        assert window.model.weights.values["quality"] == expected and box.text() == typed
+    assert window.model.weights.values["latency_ms"] == 20.0  # the others as they were
+    slider = panel.weight_sliders["quality"]  # the sliders widened to take 40
+    assert panel.weight_scale >= 40 and slider.value() == round(40 / panel.weight_scale * slider.maximum())
+    box.selectAll()
+    QTest.keyClicks(box, "-1")
+    QTest.keyClick(box, Qt.Key.Key_Return)
+    assert window.model.weights.values["quality"] == 40.0 and box.text() == "40" and "is no weight" in box.toolTip()
 
 
 def test_a_huge_weight_opens_and_survives_other_sliders(window, tmp_path):

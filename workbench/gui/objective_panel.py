@@ -264,8 +264,14 @@ class WeightRow:
         # each named for its metric: four sliders all announced as "Score weights", the group's title
         self.slider.setAccessibleName(f"{metric_label(metric)} weight")
         self.slider.valueChanged.connect(lambda position: panel._on_weight_slider(metric, position))
-        self.value = QLabel("0")
-        self.value.setMinimumWidth(32)
+        # the weight as a number one can type (the slider moves in tenths of its span: 0.25, or a
+        # weight beyond its end, was out of the keyboard's reach)
+        self.value = QLineEdit("0")
+        self.value.setMinimumWidth(36)
+        self.value.setMaximumWidth(64)
+        self.value.setAlignment(Qt.AlignmentFlag.AlignRight)
+        self.value.setAccessibleName(f"{metric_label(metric)} weight, exact")
+        self.value.editingFinished.connect(lambda: panel._on_weight_typed(metric, self.value.text()))
         self.toggle: QPushButton | None = None
         if toggle:
             self.toggle = QPushButton()
@@ -348,7 +354,7 @@ class ObjectivePanel(QWidget):
         #: The weight rows by metric, in the order shown; the three dicts below view their parts.
         self.weight_rows: dict[str, WeightRow] = {}
         self.weight_sliders: dict[str, QSlider] = {}
-        self.weight_labels: dict[str, QLabel] = {}
+        self.weight_labels: dict[str, QLineEdit] = {}
         #: Direction toggles of the metrics whose direction the registry does not fix, by metric.
         self.direction_buttons: dict[str, QPushButton] = {}
         #: The weight at a slider's right end (see :func:`weight_scale`): kept while the session is
@@ -698,6 +704,22 @@ class ObjectivePanel(QWidget):
         weight = position * self.weight_scale / WEIGHT_STEPS
         self.model.set_weights({**self.model.weights.values, metric: weight})  # all zero: latency alone
         self._show_weights()  # the labels and shares of every row (a weight moved, so every share did)
+
+    def _on_weight_typed(self, metric: str, text: str) -> None:
+        """A weight typed into its box: a number of 0 or more sets it (the sliders widen for one
+        beyond their end); anything else puts the weight in force back, the tool tip saying why."""
+        try:
+            weight = float(text.strip())
+            if not math.isfinite(weight) or weight < 0:
+                raise ValueError(text)
+            if weight != self.model.weights.values.get(metric, 0.0):
+                self.model.set_weights({**self.model.weights.values, metric: weight})
+        except (ValueError, WorkbenchError):
+            self._show_weights()
+            self.weight_labels[metric].setToolTip(plain_tip(f"{text.strip()!r} is no weight: type a number of 0 or "
+                                                            "more (weights are relative: only their ratios rank)"))
+            return
+        self._show_weights()
 
     def _show_weights(self) -> None:
         """Each slider at its weight, each label the weight itself, each tool tip its share of
