@@ -148,6 +148,11 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     window.tradeoff_chart.refresh()
     assert window.tradeoff_chart.no_data.isVisible()
     assert "excludes" in window.tradeoff_chart.no_data.textItem.toPlainText()
+    # the narrow score chart says it in short (the whole reason ran past its top), pointing to the card
+    window.score_chart.refresh()
+    short = window.score_chart.no_data.textItem.toPlainText()
+    assert short.startswith("no feasible config among ") and short.endswith("(the Recommended card says why)")
+    assert "excludes" not in short
     # the chart limit line follows the slider
     assert window.tradeoff_chart.log_x  # latency on a log axis by default: the line sits at log10(limit)
     assert 10 ** window.tradeoff_chart.latency_line.value() == pytest.approx(latency.value_at(0))

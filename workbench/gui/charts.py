@@ -313,8 +313,11 @@ class ScoreChart(_ChartBase):
             self.plot.setXRange(0, 10, padding=0.05)  # trial numbers, not "0.2, 0.4, ..." of an empty axis
             self._say_no_data("no trials yet")
             return
-        if ranking.n_feasible == 0:  # every point grey or a cross at 0: why, as the card says it
-            self._say_no_data(ranking.why_none(remeasure_way(self.model.session), waits_for_relaxing=True))
+        if ranking.n_feasible == 0:  # every point grey or a cross at 0: why, in short (the narrowest chart:
+            # the whole reason, every constraint and the aborted candidates, ran past its top; the
+            # card, the status bar and the trade-off chart beside it give it whole)
+            why = ranking.why_none(remeasure_way(self.model.session), waits_for_relaxing=True)
+            self._say_no_data(why.split("; ")[0] + "\n(the Recommended card says why)" if ranking.n_ok else why)
         elif self.no_data.isVisible():
             self.no_data.setVisible(False)
             self.plot.enableAutoRange(axis="x")
