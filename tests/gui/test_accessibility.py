@@ -193,6 +193,9 @@ def test_sliders_say_what_they_set_and_infeasible_points_differ_by_shape(window)
     assert throughput.accessibleName() == "throughput (GB/s) weight"
     control = panel.limits["max_latency_ms"]
     assert "max latency (ms)" in control.enabled.toolTip()
+    memory = panel.limits["max_memory_mb"]  # the same memory for every trial of this recording: off, and why
+    assert not memory.enabled.isEnabled() and "for every trial" in memory.enabled.toolTip()
+    assert memory.enabled.accessibleDescription() == memory.enabled.toolTip()  # out of the Tab order, still said
     assert control.slider.accessibleDescription() == "limit off"
     control.slider.setValue(700)
     assert control.slider.accessibleDescription() == f"limit {control.spin.text()}" != "limit off"

@@ -170,6 +170,9 @@ class LimitControl:
         for widget in (self.enabled, self.slider, self.spin):
             widget.setEnabled(available)
             widget.setToolTip(tip)
+        # a disabled box leaves the Tab order, and its tool tip with it: the reason is its
+        # description too, which a screen reader reads out when it lists the panel
+        self.enabled.setAccessibleDescription(tip)
         if available:
             self.enabled.setToolTip(self.tip)
 
