@@ -20,7 +20,7 @@ from workbench.core.domain.kernel_spec import (
     split_expressions, template_from_spec,
 )
 from workbench.core.domain.macros import scan_macros, strip_comments
-from workbench.core.domain.templates import find_template, kernels_dir, load_templates, scan_templates
+from workbench.core.domain.templates import find_template, kernels_dir, load_templates, scan_templates, spec_identity
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
 SPEC = json.loads((EXAMPLE / f"saxpy{SPEC_SUFFIX}").read_text())
@@ -121,6 +121,15 @@ def test_a_header_beside_the_template_is_found_from_any_working_folder(cli, tmp_
     assert refused.returncode == 2 and "the kernel's code changed since the session was measured" in refused.stderr
     (folder / "axpy.h").write_text((folder / "axpy.h").read_text().replace("y + a * x", "a * x + y"))
     assert load_templates(folder)["saxpy"].source_hash() == before
+    # a comment in the header is no code, as in the .cu; a session hashed with it as written continues
+    header = (folder / "axpy.h").read_text()
+    (folder / "axpy.h").write_text("// the axpy helper\n\n" + header)
+    edited = load_templates(folder)["saxpy"]
+    assert edited.source_hash() == before
+    (folder / "axpy.h").write_text(header)
+    as_written = load_templates(folder)["saxpy"]
+    old_scheme = as_written._hash_with(spec_identity(folder / f"saxpy{SPEC_SUFFIX}"), code=as_written.source)
+    assert old_scheme != before and old_scheme in as_written.earlier_hashes()
     checked = cli("check-kernels", "--kernel-dir", folder, "--kernel", "saxpy", "--json")
     assert checked.returncode == 0, checked.stdout + checked.stderr
     # a folder named in bytes that are not UTF-8, and an include spaced as the preprocessor allows

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.domain.includes import headers_in_folder, without_comments
+from workbench.core.domain.includes import MAX_INCLUDED_BYTES, headers_in_folder, without_comments
 from workbench.core.errors import (SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, did_you_mean,
                                    exception_line)
 from workbench.core.fs import read_capped, read_utf8, resolved
@@ -419,22 +419,36 @@ class KernelTemplate:
         digest = hashlib.sha256((source_code_identity(self.source) if code is None else code).encode())
         digest.update(b"\0spec\0")
         digest.update(identity)
-        for name, content in self._own_headers():  # (none: the hash of a self-contained source is as it was)
+        # (none: the hash of a self-contained source is as it was); a header counts by its code as
+        # the .cu does, or as written in the scheme of ``code`` given (the source as written)
+        for name, content in self._own_headers(by_code=code is None):
             digest.update(b"\0header\0" + name.encode("utf-8", "surrogateescape") + b"\0" + content.encode())
         return digest.hexdigest()[:16]
 
-    def _own_headers(self) -> list[tuple[str, str]]:
+    def _own_headers(self, by_code: bool = False) -> list[tuple[str, str]]:
         """(path relative to the template's folder, content hash) of each header the source
         includes from that folder, as a compile finds them; none when it includes none there (or
-        when they cannot be resolved: the compile says why)."""
+        when they cannot be resolved: the compile says why). ``by_code``: the hash of the header's
+        code (:func:`source_code_identity`), so a comment edited in it is no other template."""
         options = self.include_options
         if not options:
             return []
+        folder = Path(self.source_path or self.path).parent
         try:
-            found = headers_in_folder(self.source, Path(self.source_path or self.path).parent, self.compile_options)
+            found = headers_in_folder(self.source, folder, self.compile_options)
         except WorkbenchError:
             return []
-        return [(relative.as_posix(), content) for relative, content in found]
+        if not by_code:
+            return [(relative.as_posix(), content) for relative, content in found]
+        out = []
+        for relative, content in found:
+            try:
+                text = read_capped(folder / relative, "header", MAX_INCLUDED_BYTES).decode("utf-8", errors="replace")
+            except (WorkbenchError, OSError):
+                out.append((relative.as_posix(), content))  # (unreadable now: the compile will say so)
+                continue
+            out.append((relative.as_posix(), hashlib.sha256(source_code_identity(text).encode()).hexdigest()))
+        return out
 
     def earlier_hashes(self) -> frozenset[str]:
         """Source hashes earlier versions of a shipped template had while they described the same
