@@ -123,6 +123,30 @@ def test_slots_panel_edits_the_space_and_explains_bad_input(qtbot):
         panel.add_value("nothing=1")
 
 
+def test_the_slot_column_takes_the_longest_slot_name_in_the_panels_font(qtbot):
+    """A fixed 150 px cut threads_per_row to "threads_per…" in presentation mode, where the name is
+    what a class reads; the doc column beside it takes the rest."""
+    from PySide6.QtGui import QFont
+
+    from workbench.core.domain.space import SearchSpace, Slot
+    from workbench.gui.slots_panel import SlotsPanel
+
+    panel = SlotsPanel()
+    qtbot.addWidget(panel)
+    panel.resize(420, 400)  # (the left column in presentation mode at 1920 px is 480)
+    panel.show()
+    panel.set_space(SearchSpace([Slot("threads_per_row", (32, 64), "launch", "threads that share one row"),
+                                 Slot("items", (1, 2), "compute")]))
+    for size in (10.0, 15.0):  # the zoom's font too
+        font = QFont(panel.font())
+        font.setPointSizeF(size)
+        panel.setFont(font)
+        qtbot.wait(20)
+        needed = panel.tree.fontMetrics().horizontalAdvance("threads_per_row") + 2 * panel.tree.indentation()
+        assert panel.tree.columnWidth(0) >= needed, (size, panel.tree.columnWidth(0), needed)
+        assert panel.tree.columnWidth(0) <= 0.6 * panel.tree.viewport().width() + 1
+
+
 def test_a_slot_of_many_values_is_one_line_narrowed_by_a_restriction(qtbot):
     """A benchmark slot of 100,000 values made an item per value: choosing the benchmark froze the
     window for seconds. It is one line now; the space keeps every value and a restriction narrows it."""

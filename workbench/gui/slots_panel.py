@@ -106,6 +106,30 @@ class SlotsPanel(QWidget):
         self.restrictions.blockSignals(False)
         self.error_label.setText("")
         self._show_count()
+        self._fit_name_column()
+
+    def _fit_name_column(self) -> None:
+        """The slot column as wide as the longest slot name in the tree's font (at most three fifths
+        of the tree; the doc column takes the rest, its text elided, whole in the tool tip): a fixed
+        150 px cut threads_per_row to "threads_per…" in presentation mode, where a name is the
+        thing a class reads."""
+        metrics = self.tree.fontMetrics()
+        groups = [group for i in range(self.tree.topLevelItemCount()) if (group := self.tree.topLevelItem(i)) is not None]
+        names = [slot.text(0) for group in groups for j in range(group.childCount())
+                 if (slot := group.child(j)) is not None]
+        widest = max((metrics.horizontalAdvance(name) for name in names), default=0) + 2 * self.tree.indentation() + 12
+        room = self.tree.viewport().width()
+        self.tree.setColumnWidth(0, max(metrics.horizontalAdvance("slot / value") + 12,
+                                        min(widest, int(room * 0.6)) if room > 0 else widest))
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override
+        super().resizeEvent(event)
+        self._fit_name_column()
+
+    def changeEvent(self, event: Any) -> None:  # Qt override: the zoom's font
+        super().changeEvent(event)
+        if event.type() == event.Type.FontChange:
+            self._fit_name_column()
 
     def _add_slot_item(self, parent: QTreeWidgetItem, slot: Any) -> None:
         item = QTreeWidgetItem(parent, [slot.name, slot.doc])
