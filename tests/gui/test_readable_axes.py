@@ -357,24 +357,31 @@ def test_slice_and_parallel_labels_do_not_overlap(window, qtbot, reduce_run, pre
         assert label.sceneBoundingRect().right() <= box.right() + 1, (label.toPlainText(), box)
 
 
-def test_a_cut_category_axis_shows_every_name_in_its_tool_tip(qtbot) -> None:
+def _category_plot(qtbot, labels: list[str], width: int, title: str = ""):
+    """A shown plot of ``width`` px whose bottom axis names ``labels``, one per unit, painted."""
     import pyqtgraph as pg
+
+    from workbench.gui.plot_axes import CategoryAxis
+
+    axis = CategoryAxis("bottom", title=title)
+    plot = pg.PlotWidget(axisItems={"bottom": axis})
+    qtbot.addWidget(plot)
+    plot.resize(width, 150)
+    plot.show()
+    axis.set_categories(range(len(labels)), labels)
+    plot.setXRange(-0.5, len(labels) - 0.5, padding=0)
+    qtbot.wait(50)
+    plot.repaint()
+    return axis, plot
+
+
+def test_a_cut_category_axis_shows_every_name_in_its_tool_tip(qtbot) -> None:
     from PySide6.QtCore import QEvent
     from PySide6.QtGui import QHelpEvent
     from PySide6.QtWidgets import QApplication, QToolTip
 
-    from workbench.gui.plot_axes import CategoryAxis
-
     names = ["atomic_long_name", "shared_tree_x", "warp_shuffle", "two_pass_yy", "another_one", "last_one"]
-    axis = CategoryAxis("bottom", title="strategy")
-    plot = pg.PlotWidget(axisItems={"bottom": axis})
-    qtbot.addWidget(plot)
-    plot.resize(200, 150)
-    plot.show()
-    axis.set_categories(range(len(names)), names)
-    plot.setXRange(-0.5, len(names) - 0.5, padding=0)
-    qtbot.wait(50)
-    plot.repaint()
+    axis, plot = _category_plot(qtbot, names, 200, title="strategy")
     assert_readable(axis)
     assert axis.shown_labels() != names
     spot = plot.mapFromScene(axis.sceneBoundingRect().center())
@@ -391,21 +398,9 @@ def test_crowded_numbers_are_thinned_on_one_line_and_names_take_turns_on_two(qtb
     """Sixteen block sizes in a narrow chart took turns on two lines (16 48 80 ... above 32 64 96
     ...), which read as two axes from the back of a room: numbers are thinned on one line, as a
     scale is; names, which thinning would leave unnamed, still take turns."""
-    import pyqtgraph as pg
-
-    from workbench.gui.plot_axes import CategoryAxis
-
     for labels, numeric in (([str(16 * (k + 1)) for k in range(16)], True),
                             ([f"method_{k}" for k in range(8)], False)):
-        axis = CategoryAxis("bottom")
-        plot = pg.PlotWidget(axisItems={"bottom": axis})
-        qtbot.addWidget(plot)
-        plot.resize(330 if numeric else 420, 150)
-        plot.show()
-        axis.set_categories(range(len(labels)), labels)
-        plot.setXRange(-0.5, len(labels) - 0.5, padding=0)
-        qtbot.wait(50)
-        plot.repaint()
+        axis, _ = _category_plot(qtbot, labels, 330 if numeric else 420)
         assert_readable(axis)
         shown = [text for text in axis.shown.values() if text]
         assert any(text.startswith("\n") for text in shown) is not numeric, shown

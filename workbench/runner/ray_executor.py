@@ -111,7 +111,6 @@ def _init_keeping_stop_signals(ray: Any, **options: Any) -> None:
             signal.raise_signal(exc.code)  # the process's own handler raises here, as for any stop
         raise
     except KeyboardInterrupt:  # the process's own handler, before Ray put in its own
-        restore()
         stop_ray()
         raise
     finally:

@@ -26,8 +26,8 @@ from workbench.core.fs import read_capped
 #: Comments (blanked, an unterminated block comment to the end, as the preprocessor reads it) and
 #: string and character literals (kept, so that a "//" inside one is no comment), and numbers
 #: with their digit separators (``1'024``: an apostrophe read as a character literal paired with a
-#: quote in a later string and hid that string's text; ``u8'a'`` is a literal, not a number). Every alternative consumes what it matched, so the scan is linear in
-#: the length of the text.
+#: quote in a later string and hid that string's text; ``u8'a'`` is a literal, not a number).
+#: Every alternative consumes what it matched, so the scan is linear in the length of the text.
 _COMMENT_OR_LITERAL = re.compile(r"(?<![\w.])[0-9](?:[\w.]|'(?=\w))*|//[^\n]*|/\*(?:[^*]|\*(?!/))*(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?")
 _QUOTED_NAME = re.compile(r'"([^"\n]+)"|<([^>\n]+)>')
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
