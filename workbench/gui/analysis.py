@@ -38,10 +38,6 @@ def status_counts_from_codes(codes: np.ndarray) -> dict[Status, int]:
     return {status: int(counts[i]) for i, status in enumerate(STATUSES) if counts[i]}
 
 
-def status_counts(trials: Sequence[Trial]) -> dict[Status, int]:
-    return status_counts_from_codes(np.array([STATUSES.index(t.status) for t in trials], dtype=np.int64))
-
-
 #: Failures of one status needed before a shared slot value means anything: with two failures,
 #: "100% have tile_size_x=1" is a coincidence as often as a cause.
 MIN_FAILURES = 8

@@ -13,19 +13,17 @@ from typing import Any
 
 from PySide6.QtCore import QThread, Signal
 
-from workbench.runner.events import Progress, RunFinished, TrialFinished, TrialStarted
+from workbench.runner.events import Progress, RunFinished
 
 
 class EngineThread(QThread):
     """Runs ``engine.run()`` off the GUI thread and re-emits its events as signals.
 
-    ``trial_finished(Trial)``, ``trial_started(TrialStarted)``, ``progress(Progress)``,
-    ``run_finished(RunFinished)``; an exception escaping the engine arrives as a ``run_finished``
+    ``progress(Progress)`` and ``run_finished(RunFinished)`` (the window takes new trials from the
+    session on its refresh tick, not one signal per trial); an exception escaping the engine arrives as a ``run_finished``
     with reason ``error`` and the exception text, so the window never waits forever.
     """
 
-    trial_started = Signal(object)
-    trial_finished = Signal(object)
     progress = Signal(object)
     run_finished = Signal(object)
 
@@ -36,12 +34,8 @@ class EngineThread(QThread):
         engine.subscribe(self._on_event)
 
     def _on_event(self, event: Any) -> None:
-        if isinstance(event, TrialFinished):
-            self.trial_finished.emit(event.trial)
-        elif isinstance(event, Progress):
+        if isinstance(event, Progress):
             self.progress.emit(event)
-        elif isinstance(event, TrialStarted):
-            self.trial_started.emit(event)
         # RunFinished is emitted once from run() below, after the engine has fully returned.
 
     def run(self) -> None:  # executed in the new thread

@@ -428,10 +428,6 @@ class ObjectivePanel(QWidget):
         or only guesses from the name (:func:`direction_problem` allows either way)."""
         return [m for m in self.weighable_metrics() if _takes_direction(m)]
 
-    def shown_direction_metrics(self) -> list[str]:
-        """The rows shown with a direction toggle."""
-        return [m for m, row in self.weight_rows.items() if row.toggle is not None]
-
     def show_metric(self, metric: str) -> None:
         """Give ``metric`` a weight row (what choosing it under "weigh another metric..." does)."""
         if metric not in self.weight_rows and metric in self.weighable_metrics():

@@ -239,10 +239,6 @@ class SizeView(QWidget):
         rows = max(1, len(self.layout_.series)) if self.layout_ is not None else 1
         self.band_plot.setFixedHeight(int((1.25 * rows + 2.2) * line))
 
-    def set_measure(self, measure: Callable[[Cells], None] | None) -> None:
-        self._measure = measure
-        self._update_button()
-
     def refresh(self) -> None:
         """Recompute the rows, bands and matrix from the model's session and redraw."""
         session = self.model.session

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtGui import Qt
 
 from workbench.core.errors import WorkbenchError, Wording
+from workbench.core.io.export import SUFFIXES
 
 #: Text that warns (a refused entry, a failed trial's row): an orange with 5.5:1 contrast on white
 #: (WCAG AA asks 4.5). The charts' orange (#d55e00), used for text too, had 3.9:1.
@@ -143,7 +144,7 @@ def describe_trial(model: Any, index: int) -> str:
 
 #: The window's export of each ``--format``: the suffix of the file File > Export best config
 #: writes it to (the suffix picks the format there).
-EXPORT_SUFFIXES = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
+EXPORT_SUFFIXES = SUFFIXES
 
 
 def _export_wording(value: str) -> str:

@@ -146,12 +146,6 @@ def _number(value: Any, whole: bool) -> int | float | None:
     return None
 
 
-def latency_objective(trial: Trial) -> float:
-    """Latency of ok trials, ``+inf`` for failures: the cost of the default objective (latency
-    alone, no constraints), kept for callers that want it as a plain function."""
-    return trial.metric("latency_ms") if trial.ok else float("inf")
-
-
 class Strategy(ABC):
     """Base class of every search strategy.
 

@@ -61,10 +61,6 @@ class Seeded(Strategy):
         super().tell(trials)
         self.inner.warm_start(trials)
 
-    @property
-    def seeds_left(self) -> int:
-        return len(self.seeds) - self._next
-
     def state(self) -> dict[str, Any]:
         return {"inner": self.inner.name, "inner_state": self.inner.state(), "seeds": len(self.seeds)}
 

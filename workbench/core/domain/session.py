@@ -78,7 +78,6 @@ JOURNAL_SUFFIX = ".journal"
 
 _STATUSES: dict[str, Status] = {s.value: s for s in Status}
 _STATUS_LIST = ", ".join(_STATUSES)
-_VALUE_TYPES = (int, float, bool, str)
 _NUMBER_TYPES = (int, float)
 _TRIAL_FIELDS = frozenset(
     {"index", "config", "id", "status", "metrics", "message", "log", "details",

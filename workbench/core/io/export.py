@@ -50,6 +50,7 @@ from workbench.core.domain.templates import c_literal, c_string_body
 from workbench.core.io.export_seal import seal_json, seal_text
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
+#: The file suffix of each format (the window's Export dialog picks the format by it).
 SUFFIXES: dict[str, str] = {"header": ".h", "cuda": ".cu", "json": ".json", "cupy": ".py"}
 EXPORT_FORMAT = "kernel-workbench-export"
 EXPORT_VERSION = 1

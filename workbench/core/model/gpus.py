@@ -105,10 +105,6 @@ class GpuSpec:
         """Datasheet DRAM bandwidth in bytes/s."""
         return self.memory_bandwidth_gbs * 1e9
 
-    @property
-    def display_name(self) -> str:
-        return self.full_name
-
     @classmethod
     def from_limits(
         cls, name: str, *, max_threads_per_sm: int, registers_per_sm: int, smem_per_sm: int, **overrides: Any
