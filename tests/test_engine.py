@@ -655,3 +655,11 @@ def test_a_refinement_with_a_wait_sends_a_slow_compile_again_until_the_wait_runs
     engine._t0 = time.monotonic()  # (what run() sets before a refinement)
     engine._refine(pool, wait_s=wait_s)
     assert engine.refined == int(refined) and pool.sent[config.id] == (4 if refined else 2)
+
+
+def test_every_end_of_a_run_has_its_words():
+    from typing import get_args
+
+    from workbench.runner.events import END_WORDS, EndReason
+
+    assert set(END_WORDS) == set(get_args(EndReason))

@@ -486,6 +486,8 @@ def test_space_edits_reach_the_next_run_and_keep_measured_trials(window, qtbot):
     assert blocker.args[0].reason == "exhausted"
     trials = window.model.trials
     assert len(trials) == edited
+    # complete, not cut short: said so, with no offer of the budget's rest
+    assert window.toolbar.progress_label.text() == f"done: nothing left to measure, {edited} evals"
     assert not any(t.config["unroll"] == 16 or t.config["block_size"] == 1024 for t in trials)
     # widening the space again keeps every measured trial and measures only the new configs
     panel.set_value_enabled("unroll", 16, True)

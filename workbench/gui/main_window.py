@@ -33,6 +33,7 @@ from workbench.gui.layout_state import splitter_state_ok, with_pane_size
 from workbench.gui.background import Background
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
+from workbench.runner.events import END_WORDS
 from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
 from workbench.gui.column_scroll import ColumnScroll
 from workbench.gui.elided_label import ElidedTabs
@@ -82,11 +83,6 @@ def app_settings() -> JsonSettings:
 
         folder = platformdirs.user_config_dir("kernel-workbench", appauthor=False)
     return JsonSettings(Path(folder) / "settings.json")
-
-
-#: How a run ended, as the toolbar's state says it (the engine's reasons, runner/events.py).
-_END_WORDS = {"budget": "budget", "time_limit": "time limit", "plateau": "no improvement", "stopped": "stopped",
-              "error": "error", "interrupted": "interrupted"}
 
 
 #: The choices of a run request that name another measurement than the session shown, with their
@@ -1390,11 +1386,11 @@ class MainWindow(QMainWindow):
             # (4 of 20 and "16 evals" read as a run that stopped early, with nothing left to run)
             self.toolbar.progress.setMaximum(max(result.evaluations, 1))
             self.toolbar.progress.setValue(max(result.evaluations, 1))
-            self.toolbar.show_state(f"done: nothing left to measure, {counted(result.evaluations, 'eval')}")
+            self.toolbar.show_state(f"done: {END_WORDS[result.reason]}, {counted(result.evaluations, 'eval')}")
         else:
             # short, in the budget box's word: at 1280 px "finished: budget, 40 evaluations" was cut
             # before its count
-            reason = _END_WORDS.get(result.reason, result.reason)
+            reason = END_WORDS.get(result.reason, result.reason)
             self.toolbar.show_state(f"done ({reason}), {counted(result.evaluations, 'eval')}")
             offered = _offered_budget(self.model.session) if self.model.session is not None else None
             if offered is not None:

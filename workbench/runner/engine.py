@@ -28,7 +28,7 @@ from workbench.core.domain.objective import rank
 from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
-from workbench.runner.events import (Event, Progress, RunFinished, Subscribers, TrialFinished, TrialRefined,
+from workbench.runner.events import (EndReason, Event, Progress, RunFinished, Subscribers, TrialFinished, TrialRefined,
                                      TrialStarted)
 from workbench.runner.pool import Pool, PoolFactory, Result, WorkerPool
 from workbench.search.base import Strategy
@@ -391,7 +391,7 @@ class Engine:
             self._note_best(trial)
         in_flight: dict[str, Config] = {}
         exhausted = False
-        reason: str | None = None
+        reason: EndReason | None = None
         message = ""
 
         def on_start(config: Config, worker: str) -> None:
@@ -570,7 +570,7 @@ class Engine:
 
         return keep_backup(self.output)
 
-    def _stop_reason(self, exhausted: bool, started: bool = True) -> str | None:
+    def _stop_reason(self, exhausted: bool, started: bool = True) -> EndReason | None:
         """Why the run stops now, or None. A time limit counts once this run has an evaluation
         finished or under way (``started``): a limit shorter than the run's start measured the
         default config of a template (submitted first) and nothing of a recording, which has none."""
@@ -586,7 +586,7 @@ class Engine:
             return "exhausted"
         return None
 
-    def _describe(self, reason: str) -> str:
+    def _describe(self, reason: EndReason) -> str:
         return {
             "stopped": "stopped on request",
             "budget": f"evaluation budget of {self.budget} reached",

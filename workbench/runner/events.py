@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Literal
 
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config
@@ -51,9 +51,20 @@ class TrialRefined:
     trial: Trial
 
 
+#: Why a run ended ("interrupted": Ctrl-C or a stop signal; "exhausted": the strategy had nothing
+#: left to propose).
+EndReason = Literal["budget", "time_limit", "exhausted", "stopped", "plateau", "error", "interrupted"]
+
+#: Each end in a word or two, as a status line says it (every reason has one: a test checks).
+END_WORDS: dict[str, str] = {
+    "budget": "budget", "time_limit": "time limit", "exhausted": "nothing left to measure",
+    "stopped": "stopped", "plateau": "no improvement", "error": "error", "interrupted": "interrupted",
+}
+
+
 @dataclass(frozen=True)
 class RunFinished:
-    reason: str  # "budget", "time_limit", "exhausted", "stopped", "plateau", "error", "interrupted" (Ctrl-C)
+    reason: EndReason
     evaluations: int
     message: str = ""
 

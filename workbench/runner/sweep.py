@@ -23,7 +23,7 @@ from workbench.core.domain.session import Session
 from workbench.core.domain.sizes import problem_key, set_sweep_plan, sweep_plan, trials_by_problem
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.session_lock import SessionLock
-from workbench.runner.events import Event, Progress, RunFinished, Subscribers
+from workbench.runner.events import EndReason, Event, Progress, RunFinished, Subscribers
 
 #: ``prepare(problem, budget) -> Run``: the controller's builder of one size's run.
 PrepareSize = Callable[[Mapping[str, Any], int], Any]
@@ -176,8 +176,9 @@ class SweepRun:
             raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
         self._started = True
         self._t0 = time.monotonic()
-        reason, message = "budget", ""
-        ends: list[str] = []
+        reason: EndReason = "budget"
+        message = ""
+        ends: list[EndReason] = []
         previous: Any = None
         try:
             for position, item in enumerate(self.todo):
