@@ -116,6 +116,29 @@ def test_an_export_never_writes_over_the_open_session(window, cli, tmp_path, mon
     assert session.read_bytes() == before and "is the open session's file" in window.statusBar().currentMessage()
 
 
+
+@pytest.mark.parametrize("how", ["csv", "best", "chart"])
+def test_an_export_never_writes_where_a_killed_runs_journal_waits(window, cli, tmp_path, monkeypatch, how):
+    """The command line refused an export onto a name with a run's journal beside it; the window
+    wrote there, and the journal's trials could then be neither opened nor resumed (the file
+    beside them is no session)."""
+    from PySide6.QtWidgets import QFileDialog
+
+    from workbench.core.domain.session import journal_path
+
+    session = tmp_path / "run.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    window.open_session(session)
+    waiting = tmp_path / "killed.json"
+    journal_path(waiting).write_text("")
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: (str(waiting), ""))
+    {"csv": window._on_export_csv, "best": window._on_export_best,
+     "chart": lambda: window._on_export_chart("score", "png")}[how]()
+    said = window.statusBar().currentMessage()
+    assert not waiting.exists() and "journal of a run is beside it" in said, said
+    assert "opening that session recovers them first" in said
+
 def test_an_export_names_the_session_file_it_came_from_as_the_command_line_does(window, cli, tmp_path):
     session = tmp_path / "run.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",

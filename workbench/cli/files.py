@@ -92,18 +92,9 @@ def check_export_output(path: Path, args: argparse.Namespace, **rules: Any) -> P
     """Where an export may write: not where a killed run's journal waits, not into the autosave
     folder, and over a file there only as :func:`prepare_output` allows (``rules``: its
     ``replaceable``, ``pristine`` and ``what``). Returns the backup it kept, if any."""
-    from workbench.core.domain.session import has_journal, journal_path
-    from workbench.core.io.output_files import prepare_output
+    from workbench.core.io.output_files import prepare_output, refuse_beside_journal
     from workbench.runner.autosave import refuse_autosave_folder
 
-    if has_journal(path):  # a run's trials live there until a run takes them in
-        from workbench.core.io.session_lock import locked_by_other
-
-        # a run still writing it is said as such: "tune --resume recovers them" sent the person
-        # to a command that the run's lock then refused
-        what = ("a run writing that session is going (its lock is held)" if locked_by_other(path)
-                else "tune --resume recovers them first")
-        raise WorkbenchError(f"--out {path}: the journal of a run is beside it ({journal_path(path).name}); an "
-                             f"export there would leave those trials unreadable; {what}, or choose another name")
+    refuse_beside_journal(path)
     refuse_autosave_folder(path)
     return prepare_output(path, force=args.force, inputs=args.sessions, **rules)

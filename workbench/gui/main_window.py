@@ -1851,7 +1851,7 @@ class MainWindow(QMainWindow):
         exporting again and again to one name kept a numbered backup of each earlier export."""
         from workbench.core.io.export_seal import unchanged_export
         from workbench.core.io.output_files import (check_folder, check_regular_or_absent, check_writable, keep_backup,
-                                                    same_file)
+                                                    refuse_beside_journal, same_file)
 
         target = Path(path)
         running = getattr(self.engine_thread.engine, "output", None) if self.engine_thread is not None else None
@@ -1861,6 +1861,7 @@ class MainWindow(QMainWindow):
         from workbench.runner.autosave import refuse_autosave_folder
 
         refuse_autosave_folder(target, "export")
+        refuse_beside_journal(target, "export", "opening that session recovers them first")
         check_folder(target, "export")
         if check_regular_or_absent(target, "export"):
             check_writable(target, "export to another name")  # even an earlier export: the person protected it

@@ -15,10 +15,10 @@ import stat
 from pathlib import Path
 from typing import Callable, Iterable
 
-from workbench.core.domain.session import JOURNAL_SUFFIX, journal_path, session_path_of
+from workbench.core.domain.session import JOURNAL_SUFFIX, has_journal, journal_path, session_path_of
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_only, read_only_text, resolved
-from workbench.core.io.session_lock import LOCK_SUFFIX
+from workbench.core.io.session_lock import LOCK_SUFFIX, locked_by_other
 
 BACKUP_SUFFIX = ".bak"
 
@@ -50,6 +50,17 @@ def check_folder(path: Path, flag: str = "--out") -> None:
         if os.path.lexists(folder):  # (a file, or a link to nothing)
             raise WorkbenchError(f"{flag} {path}: {folder} is not a folder")
         raise WorkbenchError(f"{flag} {path}: folder {folder} does not exist")
+
+
+def refuse_beside_journal(path: Path, flag: str = "--out", recover: str = "tune --resume recovers them first") -> None:
+    """An export may not be written where a run's journal waits: the journal's trials are read
+    with the session file beside it, and an export in its place would leave them unreadable.
+    ``recover``: how the person takes them in, in the front end's words (a run still writing
+    the file is said as such: sending the person to recover it, the run's lock then refused)."""
+    if has_journal(path):
+        what = "a run writing that session is going (its lock is held)" if locked_by_other(path) else recover
+        raise WorkbenchError(f"{flag} {path}: the journal of a run is beside it ({journal_path(path).name}); an "
+                             f"export there would leave those trials unreadable; {what}, or choose another name")
 
 
 #: Names this program keeps beside a session file ``FILE`` while a run writes it: ``FILE.journal``
