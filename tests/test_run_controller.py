@@ -1462,3 +1462,26 @@ def test_an_autosave_a_live_earlier_version_holds_is_left_alone_not_called_forei
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_every_per_user_folder_reads_its_override_the_same_way(tmp_path: Path, monkeypatch) -> None:
+    """``KERNEL_WORKBENCH_DATA_DIR=~/wb`` (an environment file does not expand ``~``) put the editor's
+    templates in the home folder and the autosaves in a folder named ``~`` under the working
+    directory: each folder read the variable its own way."""
+    from workbench.core.domain.kernel_spec import user_templates_dir
+    from workbench.core.model.compiler import cache_dir
+    from workbench.core.fs import user_folder
+    from workbench.runner.autosave import autosave_dir, data_dir
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(tmp_path)
+    for kind in ("DATA", "CONFIG", "CACHE", "AUTOSAVE"):
+        monkeypatch.setenv(f"KERNEL_WORKBENCH_{kind}_DIR", f"~/wb-{kind.lower()}")
+    assert data_dir() == home / "wb-data" and user_templates_dir() == home / "wb-data" / "templates"
+    assert autosave_dir() == home / "wb-autosave"
+    assert user_folder("config") == home / "wb-config" and cache_dir() == home / "wb-cache"
+    monkeypatch.delenv("KERNEL_WORKBENCH_AUTOSAVE_DIR")
+    assert autosave_dir() == home / "wb-data" / "autosave"
+    monkeypatch.delenv("KERNEL_WORKBENCH_DATA_DIR")  # the platform's folder, never the working directory
+    assert data_dir().is_absolute() and data_dir().name == "kernel-workbench"

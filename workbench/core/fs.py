@@ -16,7 +16,7 @@ import stat
 import tempfile
 import unicodedata
 from pathlib import Path
-from typing import IO, Callable
+from typing import IO, Callable, Literal
 
 from workbench.core.errors import UnreadableFile
 
@@ -27,6 +27,26 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 MAX_STEM_CHARS = 80
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+#: The application's folder name in the person's data, configuration and cache folders.
+APP_FOLDER = "kernel-workbench"
+
+
+def user_folder(kind: Literal["data", "config", "cache"], default_under: str = "") -> Path:
+    """The person's ``kind`` folder of this application: ``KERNEL_WORKBENCH_<KIND>_DIR`` when set
+    (tests, demos and automated runs keep everything in a folder of their own), else the
+    platform's folder (platformdirs) with ``default_under`` appended. A ``~`` in the variable is
+    the home folder, as a shell would read it: a service or container environment file does not
+    expand it, and it must not become a folder named ``~`` under the working directory."""
+    override = os.environ.get(f"KERNEL_WORKBENCH_{kind.upper()}_DIR")
+    if override:
+        return Path(override).expanduser()
+    import platformdirs
+
+    folder = {"data": platformdirs.user_data_dir, "config": platformdirs.user_config_dir,
+              "cache": platformdirs.user_cache_dir}[kind](APP_FOLDER, appauthor=False)
+    return Path(folder) / default_under if default_under else Path(folder)
 
 
 def open_regular(path: str | os.PathLike[str]) -> IO[bytes]:

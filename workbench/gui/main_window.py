@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.backends.base import PACED_BACKENDS
-from workbench.core.fs import resolved
+from workbench.core.fs import resolved, user_folder
 from workbench.core.errors import (Cancelled, DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile,
                                    WorkbenchError, counted, printable)
 from workbench.core.domain.records import provenance
@@ -77,12 +77,7 @@ def app_settings() -> JsonSettings:
     ``KERNEL_WORKBENCH_CONFIG_DIR`` when that is set (tests and automated runs never touch the
     person's own settings), else in the platform's configuration folder for the application. Its
     ``note`` says when a file there was set aside unread."""
-    folder = os.environ.get("KERNEL_WORKBENCH_CONFIG_DIR")
-    if not folder:
-        import platformdirs
-
-        folder = platformdirs.user_config_dir("kernel-workbench", appauthor=False)
-    return JsonSettings(Path(folder) / "settings.json")
+    return JsonSettings(user_folder("config") / "settings.json")
 
 
 #: The choices of a run request that name another measurement than the session shown, with their

@@ -19,25 +19,20 @@ import os
 import time
 from pathlib import Path
 
-from workbench.core.fs import safe_file_stem
+from workbench.core.fs import safe_file_stem, user_folder
 from workbench.core.domain.session import journal_path
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.session_lock import SessionLock, foreign_lock, lock_path, locked_by_other
 
 def data_dir() -> Path:
     """The workbench's user data folder (``KERNEL_WORKBENCH_DATA_DIR`` overrides)."""
-    override = os.environ.get("KERNEL_WORKBENCH_DATA_DIR")
-    if override:
-        return Path(override)
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("kernel-workbench", appauthor=False))
+    return user_folder("data")
 
 
 def autosave_dir() -> Path:
     """Where unsaved runs are journaled (``KERNEL_WORKBENCH_AUTOSAVE_DIR`` overrides the folder itself)."""
     override = os.environ.get("KERNEL_WORKBENCH_AUTOSAVE_DIR")
-    return Path(override) if override else data_dir() / "autosave"
+    return Path(override).expanduser() if override else data_dir() / "autosave"
 
 
 def file_stem(name: str) -> str:

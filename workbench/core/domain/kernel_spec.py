@@ -34,7 +34,7 @@ import numpy as np
 from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.domain.assignments import flushed_to_zero
 from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, WorkbenchError
-from workbench.core.fs import atomic_write, read_only, read_only_text, read_utf8, resolved
+from workbench.core.fs import atomic_write, read_only, read_only_text, read_utf8, resolved, user_folder
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
 from workbench.core.domain.session import loads_bounded
@@ -1058,12 +1058,7 @@ def load_declarative(spec_file: str | os.PathLike[str]) -> KernelTemplate:
 
 def user_templates_dir() -> Path:
     """Where the editor saves templates: ``<data dir>/templates`` (``KERNEL_WORKBENCH_DATA_DIR`` honoured)."""
-    override = os.environ.get("KERNEL_WORKBENCH_DATA_DIR")
-    if override:
-        return Path(override).expanduser() / USER_TEMPLATES
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("kernel-workbench", appauthor=False)) / USER_TEMPLATES
+    return user_folder("data") / USER_TEMPLATES
 
 
 def spec_path(folder: str | os.PathLike[str], name: str) -> Path:

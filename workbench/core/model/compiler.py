@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.fs import read_capped
+from workbench.core.fs import read_capped, user_folder
 from workbench.core.domain.includes import (  # noqa: F401 (also the compiler's names, as callers import them)
     MAX_INCLUDED_BYTES, MAX_INCLUDED_FILES, included_files, toolkit_include_dir, with_toolkit_headers,
 )
@@ -159,12 +159,7 @@ def first_error_line(log: str) -> str:
 
 def cache_dir() -> Path:
     """Where CUBINs are cached: ``$KERNEL_WORKBENCH_CACHE_DIR`` or the user cache folder + ``/cubin``."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    import platformdirs  # light, but only needed when the disk cache is used
-
-    return Path(platformdirs.user_cache_dir("kernel-workbench")) / "cubin"
+    return user_folder("cache", default_under="cubin")
 
 
 def nvrtc_version() -> str:
