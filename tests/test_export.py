@@ -38,7 +38,7 @@ from workbench.core.io.export import (
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.objective import Bound, Constraints, Weights, rank
 from workbench.core.domain.session import Session, save_session
-from workbench.core.domain.space import SearchSpace, Slot
+from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.core.domain.templates import load_templates
 from workbench.runner.plan import make_backend_spec, new_session, open_target
 
@@ -1141,3 +1141,14 @@ def test_an_export_of_a_session_tuned_on_other_code_warns_where_it_is_made(cli, 
     assert done.returncode == 0
     assert "warning: the template (" in done.stderr and f"changed since {session_path} was tuned" in done.stderr
     assert "// note: the template" in (tmp_path / "b.cu").read_text()
+
+
+def test_the_figures_in_an_exports_comments_read_as_the_window_writes_them(sessions: dict[str, Session]) -> None:
+    """A header said ``smem_bytes=2.048e+04`` and ``gflops=1.842e+04`` in a file people read, where
+    the window and ``show`` write 20480 and 18420."""
+    from workbench.core.io.export import _metrics_text
+
+    measurement = Measurement(Status.OK, {"latency_ms": 0.05123, "gflops": 18420.4, "smem_bytes": 20480,
+                                          "registers": 40.0})
+    text = _metrics_text(Trial(0, Config({"block_size": 128}), measurement))
+    assert text.startswith("latency_ms=0.05123, gflops=18420, registers=40, smem_bytes=20480"), text

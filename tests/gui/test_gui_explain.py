@@ -527,7 +527,7 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
 
 
 def test_large_rates_are_written_as_numbers_not_exponents():
-    from workbench.gui.text import fmt
+    from workbench.core.domain.figures import fmt
 
     assert fmt(46690.3) == "46690" and fmt(0.01951) == "0.01951" and fmt(3439.4) == "3439"
 
@@ -535,7 +535,8 @@ def test_large_rates_are_written_as_numbers_not_exponents():
 def test_a_column_shows_its_numbers_at_one_precision(window):
     """Digits that line up read as one precision: a latency of 0.0527 beside 0.05265 keeps its
     trailing zero, and every score has three decimals, the best one's 1 too."""
-    from workbench.gui.text import fmt, score_text
+    from workbench.core.domain.figures import fmt
+    from workbench.gui.text import score_text
 
     assert fmt(0.0527, column=True) == "0.05270" and fmt(0.0527) == "0.0527"
     assert fmt(2.5, 3, column=True) == "2.50" and fmt(1.0, column=True) == "1.000" and fmt(46690.3, column=True) == "46690"

@@ -18,6 +18,7 @@ from workbench.cli.objective_flags import (
 )
 from workbench.cli.streams import print_json
 from workbench.core.domain.assignments import parse_assignments
+from workbench.core.domain.figures import fmt
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.records import provenance
 from workbench.core.domain.size_analysis import in_plan_order
@@ -414,7 +415,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if summary["best"]:
         b = summary["best"]
         estimated = "  (resources estimated: refining can change it)" if b["resources_pending"] else ""
-        print(f"best     {b['latency_ms']:.4g} ms  score {b['score']:.3f}  {b['config']}{size}{estimated}")
+        print(f"best     {fmt(b['latency_ms'])} ms  score {b['score']:.3f}  {b['config']}{size}{estimated}")
         print(f"why      {b['why']}")
     elif "answered" in summary and answered is None:
         print("best     one per size below: sizes are not ranked together (--at NAME=VALUE ranks one of them)")
@@ -427,7 +428,7 @@ def cmd_show(args: argparse.Namespace) -> int:
               f"on the front of {', '.join(summary['objectives'])}"
               f"{per_size}")
         for point in summary["pareto"]:
-            figures = "  ".join(f"{m} {point[m]:.4g}" for m in summary["objectives"] if point[m] is not None)
+            figures = "  ".join(f"{m} {fmt(point[m])}" for m in summary["objectives"] if point[m] is not None)
             size = ", ".join(f"{k}={v}" for k, v in point["problem"].items()) + ": " if "problem" in point else ""
             print(f"         {size}{figures}  {point['config']}")
     sizes = summary.get("sizes", ())
@@ -438,7 +439,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     for size in sizes:
         best = size["best"]
         estimated = " (resources estimated)" if best and best["resources_pending"] else ""
-        figure = (f"best {best['latency_ms']:.4g} ms{estimated}  {best['config']}" if best and best["latency_ms"] is not None
+        figure = (f"best {fmt(best['latency_ms'])} ms{estimated}  {best['config']}" if best and best["latency_ms"] is not None
                   else f"nothing feasible: {size['why_none']}" if size.get("why_none") else "nothing succeeded")
         label = ", ".join(f"{k}={size['problem'].get(k)}" for k in varying)
         early = f" (ended: {ENDED_WORDS.get(size['ended'], size['ended'])})" if size.get("ended") else ""
@@ -455,7 +456,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         sized = bool(sizes)
         print(f"{'trial':>5} {'status':<14} {'latency ms':>10}  {'size  ' if sized else ''}config  message")
         for t in summary["trial_list"]:
-            lat = f"{t['latency_ms']:.4g}" if t["latency_ms"] is not None else "-"
+            lat = fmt(t["latency_ms"])
             estimated = "  (resources estimated)" if t["resources_pending"] else ""
             size_label = ""
             if sized:

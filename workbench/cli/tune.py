@@ -17,6 +17,7 @@ from workbench.cli.parser import REFINE_ONLY_WAIT_S, REFINE_WAIT_S, RESOURCE_MOD
 from workbench.cli.show import estimated_line, feasible_count, first_line, remeasure_command, summarise
 from workbench.cli.streams import silence
 from workbench.core.domain.assignments import parse_assignments
+from workbench.core.domain.figures import fmt
 from workbench.core.domain.records import provenance
 from workbench.core.domain.size_analysis import size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of
@@ -68,7 +69,7 @@ class _ProgressLine:
                 return
             self.last = now
             total = f"/{event.total}" if event.total else ""
-            best = f"{event.best_latency_ms:.4g} ms" if event.best_latency_ms is not None else "-"
+            best = f"{fmt(event.best_latency_ms)} ms" if event.best_latency_ms is not None else "-"
             eta = f"{event.eta_s:.0f}s" if event.eta_s is not None else "?"
             aborted = f"  aborted {event.aborted}" if event.aborted else ""
             line = (f"[{event.done}{total}] failures {event.failures}{aborted}  best {best}  "
@@ -246,7 +247,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
               file=sys.stderr)
     summary = summarise(session, remeasure=remeasure_command(str(out) if out else None, session.constraints, session))
     best = summary["best"]
-    best_text = (f"best {best['latency_ms']:.4g} ms {best['config']}" if best
+    best_text = (f"best {fmt(best['latency_ms'])} ms {best['config']}" if best
                  else f"no feasible config ({summary['why_none']})" if summary.get("why_none") else "no feasible config")
     if best and best["resources_pending"]:
         best_text += " (resources estimated)"

@@ -12,7 +12,8 @@ from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from workbench.core.model.quality import EMULATION, FLOAT32_DIGITS, ROUNDED_REFERENCE
 from workbench.gui.model import SessionModel
-from workbench.gui.text import fmt, metric_label, remeasure_way
+from workbench.core.domain.figures import fmt
+from workbench.gui.text import metric_label, remeasure_way
 
 CARD_METRICS = ("latency_ms", "memory_mb", "onchip_kb_per_sm", "throughput_gbs", "gflops", "quality", "occupancy", "registers")
 #: Rates that are 0 for every config of a kernel that does no such work (a histogram's GFLOP/s): not shown.

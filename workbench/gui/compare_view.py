@@ -32,7 +32,8 @@ from workbench.gui.comparison import (
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, set_left_title
 from workbench.gui.source_view import TEMPLATE_CHANGED, render_source
-from workbench.gui.text import WARNING_TEXT, fmt, metric_label, window_message
+from workbench.core.domain.figures import fmt
+from workbench.gui.text import WARNING_TEXT, metric_label, window_message
 
 DIFFERS = QBrush(QColor(255, 236, 179))
 CURVE_COLOURS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0))

@@ -27,7 +27,8 @@ from workbench.core.domain.objective import Bound, Weights, direction_problem, f
 from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import BASE_METRICS, STATUS_CODES, SessionModel
-from workbench.gui.text import WARNING_TEXT, fmt, metric_label, plain_tip
+from workbench.core.domain.figures import fmt
+from workbench.gui.text import WARNING_TEXT, metric_label, plain_tip
 
 STEPS = 1000
 OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)

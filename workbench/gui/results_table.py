@@ -29,7 +29,8 @@ from workbench.core.domain.objective import Bound
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUS_CODES, STATUSES, SessionModel
 from workbench.gui.settings_store import SettingsStore
-from workbench.gui.text import MUTED_TEXT, WARNING_TEXT, fmt, metric_label, plain_tip, score_text
+from workbench.core.domain.figures import fmt
+from workbench.gui.text import MUTED_TEXT, WARNING_TEXT, metric_label, plain_tip, score_text
 from workbench.gui.elided_label import ElidedLabel
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -24,7 +24,7 @@ from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
 from workbench.gui.model import SessionModel
-from workbench.gui.text import fmt
+from workbench.core.domain.figures import fmt
 
 RESOURCE_METRICS = (("registers", "registers/thread"), ("smem_bytes", "shared mem (B)"), ("spill_bytes", "spills (B)"),
                     ("occupancy", "occupancy"))

@@ -8,6 +8,7 @@ from typing import Any
 
 from PySide6.QtGui import Qt
 
+from workbench.core.domain.figures import fmt
 from workbench.core.errors import WorkbenchError, Wording
 from workbench.core.io.export import SUFFIXES
 
@@ -71,35 +72,6 @@ def metric_label(name: str) -> str:
     if name.startswith("slot:"):
         return f"{name[5:]} (slot)"
     return METRIC_LABELS.get(name, name)
-
-
-def fmt(value: Any, digits: int = 4, column: bool = False) -> str:
-    """A number for a person: 4 significant digits, '-' for missing, ints as ints.
-
-    ``column``: the number stands in a column of fractions, so it keeps its trailing zeros
-    (``0.05270`` under ``0.05265``, not ``0.0527``; ``1.000`` beside ``0.1250``, not ``1``):
-    digits that line up read as one precision. A column of whole numbers (registers, bytes) is
-    not one: its numbers are written as integers.
-    """
-    if value is None:
-        return "-"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, int):
-        return str(value)
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if not math.isfinite(number):
-        return "-"
-    if number == int(number) and abs(number) < 1e9 and not column:
-        return str(int(number))
-    if 10**digits <= abs(number) < 1e9:  # 46690, not 4.669e+04: a rate a person reads aloud
-        return f"{number:.0f}"
-    if column:
-        return f"{number:#.{digits}g}".rstrip(".")
-    return f"{number:.{digits}g}"
 
 
 def score_text(value: Any) -> str:

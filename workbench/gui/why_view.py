@@ -25,7 +25,8 @@ from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z
 from workbench.gui.explain import breakdown, roofline, with_known_peaks
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import bar_figures_extent, set_left_title
-from workbench.gui.text import fmt, remeasure_way, time_unit
+from workbench.core.domain.figures import fmt
+from workbench.gui.text import remeasure_way, time_unit
 
 TERM_BRUSH = pg.mkBrush(0, 114, 178, 200)
 LARGEST_BRUSH = pg.mkBrush(213, 94, 0, 220)

@@ -42,6 +42,7 @@ from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, P
                                            provenance, provenance_tag)
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
+from workbench.core.domain.figures import fmt
 from workbench.core.domain.objective import Constraints, Weights, objective_text, rank
 from workbench.core.domain.portability import max_min_pick
 from workbench.core.domain.session import Session
@@ -539,7 +540,7 @@ def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
     for name in dict.fromkeys([*_QUOTED, *decided]):
         value = metrics.get(name)
         if value is not None and isinstance(value, (int, float)) and math.isfinite(value):
-            parts.append(f"{name}={value:.4g}" + (" (estimated)" if estimated and name in _RESOURCE_METRICS else ""))
+            parts.append(f"{name}={fmt(value)}" + (" (estimated)" if estimated and name in _RESOURCE_METRICS else ""))
     text = ", ".join(parts) or "none reported"
     note = estimate_note(trial)
     if note and any(name in metrics for name in _RESOURCE_METRICS):
