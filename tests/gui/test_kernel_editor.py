@@ -226,21 +226,26 @@ def test_bad_cells_and_specs_are_problems_not_crashes(editor, qtbot, tmp_path):
 def test_a_check_asked_for_while_the_last_thread_winds_down_still_reports(editor, qtbot, monkeypatch):
     """The report of a check reaches the window before its thread has ended; a check asked for in
     that gap waits for the thread and then runs (it was never started, and the test waited 60 s)."""
-    import time
+    import threading
 
     from workbench.gui import kernel_editor
 
     real = kernel_editor._CheckThread.run
+    release = threading.Event()
 
     def slow_to_end(self):
         real(self)
-        time.sleep(0.5)  # the report is out, the thread still runs
+        release.wait(30)  # the report is out, the thread still runs (until the next check is asked for)
+
+    def ask_again_then_let_it_end():
+        editor.check_now()
+        release.set()
 
     monkeypatch.setattr(kernel_editor._CheckThread, "run", slow_to_end)
     type_saxpy(editor, qtbot)
     checked(editor, qtbot)
     assert editor._thread is not None and editor._thread.isRunning()
-    assert checked(editor, qtbot, timeout_ms=10_000).ok
+    assert checked(editor, qtbot, ask_again_then_let_it_end, timeout_ms=10_000).ok
 
 
 def test_menu_entries_open_the_editor(window, qtbot):
