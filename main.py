@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Kernel Tuning Workbench entry point.
 
-No arguments opens the desktop application; subcommands (``tune``, ``show``, ``kernels``,
+No arguments opens the desktop application; subcommands (``tune``, ``show``, ``export``, ``kernels``,
 ``import-kt``, ``check-kernels``, ``gui``) run headless. See ``python main.py --help``.
 """
 

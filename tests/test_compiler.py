@@ -213,7 +213,7 @@ def test_an_include_is_checked_before_nvrtc_opens_it_and_its_contents_key_the_ca
     '#include "sub"\n',  # a folder: passed over, left to NVRTC's own error
 ])
 def test_includes_that_compile_are_not_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> None:
-    from workbench.core.model.compiler import included_files
+    from workbench.core.domain.includes import included_files
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tile.h").write_text("#define TILE 4\n")
@@ -235,7 +235,7 @@ def test_an_include_name_that_is_not_checked_is_refused_in_the_source(tmp_path: 
                                                                       source: str, options: tuple[str, ...]) -> None:
     """A name made by a macro (two deep, from -D, redefined) or continued on the next line was passed
     unchecked: a FIFO hung the compile, and an edited header kept its stale cached figures."""
-    from workbench.core.model.compiler import included_files
+    from workbench.core.domain.includes import included_files
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "inc").mkdir()
@@ -250,7 +250,7 @@ def test_a_repeated_resolution_notices_what_changed_in_the_search_path(tmp_path:
     """A resolution is remembered (a cache lookup per config searched the whole header tree again,
     0.18 s for CuPy's); a header added earlier in the search path, or a file turned into a FIFO,
     must still be seen."""
-    from workbench.core.model.compiler import included_files
+    from workbench.core.domain.includes import included_files
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "lib").mkdir()
@@ -269,7 +269,7 @@ def test_a_repeated_resolution_notices_what_changed_in_the_search_path(tmp_path:
 
 
 def test_a_header_reached_by_two_names_is_checked_beside_each(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from workbench.core.model.compiler import included_files
+    from workbench.core.domain.includes import included_files
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "real").mkdir()
@@ -577,7 +577,8 @@ def test_a_kernel_that_includes_the_cuda_half_precision_header_compiles_offline(
     """NVRTC carries none of the CUDA runtime's headers: cuda_fp16.h was "could not open source
     file" in the editor and in check-kernels. The pip package's header folder is searched last, for
     a source that includes anything; a self-contained source's options (and cache key) are as before."""
-    from workbench.core.model.compiler import compile_cuda, toolkit_include_dir, with_toolkit_headers
+    from workbench.core.domain.includes import toolkit_include_dir, with_toolkit_headers
+    from workbench.core.model.compiler import compile_cuda
 
     folder = toolkit_include_dir()
     assert folder is not None  # a dependency of the package

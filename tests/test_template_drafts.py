@@ -148,7 +148,7 @@ def test_a_header_named_like_the_templates_own_files_is_refused_and_odd_names_ar
     """A header named like the file the template is saved as (its source saxpy.cu, when the spec
     names main.cu) was copied over the saved source: the save said it worked and the template
     did not load. A NUL byte in an included name ended in a ValueError traceback."""
-    from workbench.core.model.compiler import included_files
+    from workbench.core.domain.includes import included_files
 
     spec, source = _example()
     opened = tmp_path / "opened"

@@ -247,7 +247,8 @@ def _sizes_summary(session: Session, constraints: Any, weights: Any,
     if len(rows) < 2 and not session.extra.get("sweep"):
         return []
     from workbench.core.domain.objective import rank
-    from workbench.core.domain.sizes import problem_key, sweep_progress
+    from workbench.core.domain.session import problem_key
+    from workbench.core.domain.sizes import sweep_progress
 
     progress = sweep_progress(session)
     ended = {problem_key(p): end for p, _n, end in progress.ended} if progress is not None else {}

@@ -20,7 +20,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
-from workbench.core.domain.sizes import problem_key, set_sweep_plan, sweep_plan, trials_by_problem
+from workbench.core.domain.session import problem_key
+from workbench.core.domain.sizes import set_sweep_plan, sweep_plan, trials_by_problem
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.session_lock import SessionLock
 from workbench.runner.events import EndReason, Event, Progress, RunFinished, Subscribers

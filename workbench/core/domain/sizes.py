@@ -6,7 +6,7 @@ best at another. A size sweep therefore keeps the trials of several problems in 
 ``problem``). Every view that compares sizes (the size view, dispatch export, warm-started retuning)
 groups trials through the helpers here, so a problem means the same everywhere:
 
-- :func:`problem_key` (from :mod:`workbench.core.domain.session`): the canonical text of a problem, equal
+- :func:`~workbench.core.domain.session.problem_key`: the canonical text of a problem, equal
   for equal problems whatever the order of their names;
 - :func:`problems_of`: the distinct problems a session's trials ran at, in order of first trial;
 - :func:`trials_by_problem`: problem key -> that problem's trials, in the same order.
@@ -32,7 +32,7 @@ from workbench.core.domain.measurement import Trial
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.space import Config, Value
 
-__all__ = ["problem_key", "problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
+__all__ = ["problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
            "size_grid", "typed_like", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
            "warm_start_configs", "size_parameters", "remeasurable", "SweepProgress", "sweep_progress", "EARLY_ENDS"]
 

@@ -28,9 +28,7 @@ from typing import Any, Sequence
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_capped, user_folder
-from workbench.core.domain.includes import (  # noqa: F401 (also the compiler's names, as callers import them)
-    MAX_INCLUDED_BYTES, MAX_INCLUDED_FILES, included_files, toolkit_include_dir, with_toolkit_headers,
-)
+from workbench.core.domain.includes import included_files, with_toolkit_headers
 
 #: Environment variable that moves the on-disk compile cache (tests point it at a temporary folder).
 CACHE_DIR_ENV = "KERNEL_WORKBENCH_CACHE_DIR"
