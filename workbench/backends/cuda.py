@@ -277,8 +277,8 @@ class CudaBackend(Backend):
             registers, static_smem = compiled.registers, compiled.smem_bytes
         corrected = (registers, static_smem) != (compiled.registers, compiled.smem_bytes)
         if corrected:
-            # The loaded binary's own figures: ptxas's report read 0 registers for a few gelu
-            # configs on an H200 (NVRTC 13.0), which the launch check and the occupancy took as true.
+            # The loaded binary's own figures: ptxas's report can read 0 registers for a config
+            # (docs/gpu-results.md), which the launch check and the occupancy would take as true.
             compiled = replace(compiled, registers=registers, smem_bytes=static_smem)
             resources = {**resources, "registers": registers, "smem_bytes": static_smem}
             refused = self._refused(block, grid, smem, registers, static_smem, resources, dict(RESOURCES_FROM_DRIVER))

@@ -206,9 +206,8 @@ def nearest_figures(template: KernelTemplate, problem: Mapping[str, Any], arch: 
     the rule (:func:`~workbench.core.model.perfmodel.estimate_resources`) knows neither. So a
     config this architecture's table lacks is estimated from them while its own compile is
     pending; they are an estimate, marked as one, and never replace a compile. Another generation
-    is not used: heavily unrolled code takes very different registers there (a Hopper table's
-    conv2d figures put 259 of 2,844 configs an Ampere GPU runs over its register file, and the
-    modelled latencies' 90th-percentile error at 0.30 against the rule's 0.013).
+    is not used: heavily unrolled code takes very different registers there, enough to put many
+    configs over another generation's register file (measured in docs/simulator.md).
     """
     mine = _arch_number(arch)
     if mine is None:
