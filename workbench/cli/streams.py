@@ -11,6 +11,7 @@ import threading
 from typing import Any
 
 from workbench.core.fs import silence_hung_up_output
+from workbench.core.stop_signals import STOP_SIGNALS
 
 
 def print_json(document: Any) -> None:
@@ -94,13 +95,6 @@ class Terminated(KeyboardInterrupt):
     def __init__(self, signum: int) -> None:
         super().__init__(f"terminated by {signal.Signals(signum).name}")
         self.signum = signum
-
-
-#: The signals that stop a command as Ctrl-C does: SIGTERM (a kill) and, where there is one, SIGHUP
-#: (the terminal closed, the ssh connection dropped), whose default would end the process where it
-#: stands, with nothing saved and the workers left to notice their parent gone.
-STOP_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM) + (
-    (signal.SIGHUP,) if hasattr(signal, "SIGHUP") else ())
 
 
 class StopSignals:

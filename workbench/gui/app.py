@@ -24,6 +24,7 @@ from workbench.core.domain.shipped import shipped_path
 from workbench.core.errors import command_name, printable
 from workbench.core.fs import current_umask, silence_hung_up_output
 from workbench.core.io.screenshots import seal
+from workbench.core.stop_signals import HANGUP, STOP_SIGNALS
 
 RESOURCES = shipped_path("resources")
 STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
@@ -202,13 +203,6 @@ def _private_qt_settings() -> None:
     for fmt in (QSettings.Format.NativeFormat, QSettings.Format.IniFormat):
         for scope in (QSettings.Scope.UserScope, QSettings.Scope.SystemScope):
             QSettings.setPath(fmt, scope, folder)
-
-
-#: The signal of a terminal that closed or an ssh connection that dropped, where there is one.
-HANGUP: int | None = getattr(signal, "SIGHUP", None)
-#: The signals that close the window as its Close action does (Ctrl-C in the terminal, a kill, the
-#: terminal it was started from gone).
-STOP_SIGNALS: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM) + ((HANGUP,) if HANGUP is not None else ())
 
 
 class SignalRelay:

@@ -33,6 +33,7 @@ from typing import Any, Callable, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError, quoted
+from workbench.core.stop_signals import STOP_SIGNALS
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.space import Config
@@ -77,17 +78,13 @@ def check_reachable(address: str, timeout_s: float = 5.0) -> None:
         raise WorkbenchError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
 
 
-#: The signals a command stops on (SIGINT, SIGTERM, SIGHUP: the command line's ``StopSignals``).
-_STOP_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
-
-
 def _init_keeping_stop_signals(ray: Any, **options: Any) -> None:
     """``ray.init`` with the process's own handlers of the stop signals kept. ``ray.init`` puts in
     a SIGTERM handler of its own (``sys.exit(signum)``): a SIGTERM to a run with Ray ended it as
     an error (exit 1, ``error: SystemExit``) and SIGHUP as an interrupt, not as the documented
     stop. One that arrives while Ray starts (Ray's handler raises SystemExit inside ``init``)
     stops what Ray started and is handed to the process's own handler, as if it came just after."""
-    ours = ({signum: signal.getsignal(signum) for signum in _STOP_SIGNALS}
+    ours = ({signum: signal.getsignal(signum) for signum in STOP_SIGNALS}
             if threading.current_thread() is threading.main_thread() else {})
 
     def restore() -> None:
