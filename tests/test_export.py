@@ -604,6 +604,34 @@ def test_an_export_of_a_session_that_searched_a_pareto_front_says_so(sessions: d
     assert "A100" not in devices[0]
 
 
+
+def test_a_session_of_a_folders_template_named_like_a_shipped_one_never_exports_the_shipped_code(
+        sessions: dict[str, Session], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A template in a person's folder may take a shipped template's name; exported without that
+    folder, its session came out as the shipped kernel's source with the tuned config's defines
+    (rc 0, with a warning that "the template changed" where another template was loaded)."""
+    import copy
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "vector_add.py").write_text((ROOT / "kernels" / "vector_add.py").read_text())
+    (folder / "vector_add.cu").write_text("// MY OWN VARIANT\n" + (ROOT / "kernels" / "vector_add.cu").read_text())
+    session = copy.deepcopy(sessions["vector_add"])
+    session.backend = {**session.backend, "options": {**session.backend["options"], "kernel_dirs": [str(folder)]}}
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    for fmt in ("cuda", "cupy", "header", "json"):
+        out = tmp_path / f"out.{fmt}"
+        assert cli_main(["export", str(path), "--format", fmt, "--out", str(out)]) == 2, fmt
+        err = capsys.readouterr().err.strip()
+        assert "\n" not in err and err.endswith(f"use --kernel-dir {folder}") and not out.exists(), err
+    out = tmp_path / "mine.cu"
+    assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
+    assert "MY OWN VARIANT" in out.read_text()
+    # a shipped template's own session (no folder named) exports as before
+    save_session(sessions["vector_add"], path)
+    assert cli_main(["export", str(path), "--format", "cuda", "--out", str(tmp_path / "shipped.cu")]) == 0
+
 def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(sessions: dict[str, Session],
                                                                              tmp_path: Path,
                                                                              capsys: pytest.CaptureFixture[str]) -> None:

@@ -495,6 +495,11 @@ class KernelTemplate:
         listed = _previous_hashes(folder, "profile_changed").get(self.name, ()) if folder is not None else ()
         return frozenset(listed) - {self.source_hash()}
 
+    @property
+    def is_shipped(self) -> bool:
+        """Whether this template is one of the shipped library's (not a person's folder's)."""
+        return self._shipped_folder() is not None
+
     def _shipped_folder(self) -> Path | None:
         """The shipped library's folder when this template is one of it, else None."""
         try:

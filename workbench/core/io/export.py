@@ -220,8 +220,14 @@ def plan_export(
             raise WorkbenchError(f"{label}: problem {theirs} differs from {labels[0]}'s "
                                  f"{problem}; an export serves one problem")
 
+    options = first.backend.get("options", {}) if isinstance(first.backend, dict) else {}
+    unloaded = unloaded_dirs(options, kernel_dirs)
     template = find_template(first, templates, kernel_dirs)
     if template is not None and any(find_template(s, {template.name: template}) is None for s in sessions[1:]):
+        template = None
+    if template is not None and unloaded and template.is_shipped:
+        # the session tuned a template of that name from a folder not given: the shipped namesake
+        # is other code, and its source with the tuned config's defines is no export of what ran
         template = None
     notes: list[str] = []
     changed = ""
@@ -283,13 +289,12 @@ def plan_export(
                           several_devices=len(groups) > 1)
     space = first.space
     domains = {s.name: list(s.values) for s in space.slots} if space is not None else {}
-    options = first.backend.get("options", {}) if isinstance(first.backend, dict) else {}
     return ExportPlan(
         kernel=first.kernel, kind=first.kind, problem=dict(problem), constraints=constraints,
         weights=weights, choices=choices, portable=portable, template=template,
         source_hash=first.source_hash, sessions=labels, provenance=sessions_provenance(sessions), device_provenance=origins, notes=notes,
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
-        seed=_seed(options.get("seed")), unloaded_dirs=unloaded_dirs(options, kernel_dirs),
+        seed=_seed(options.get("seed")), unloaded_dirs=unloaded,
         names_as_recorded=template is None and reads_recorded_names(first), template_changed=changed,
     )
 
