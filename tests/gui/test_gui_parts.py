@@ -278,6 +278,27 @@ def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_pa
         assert not list(refused.parent.glob(refused.name.split(".")[0] + "*")), refused
 
 
+
+def test_an_automated_window_whose_slot_fails_ends_with_exit_1(tmp_path, monkeypatch, capsys):
+    """A defect raised in the run-finished slot was printed by Qt and passed over: the window
+    waited for the end that slot would have signalled, and ``gui --run ... --quit-when-done`` ran
+    until it was killed, with no error line and no exit status for a script to read."""
+    import sys
+
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    def broken(self, result):
+        raise RuntimeError("a defect in the slot")
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    monkeypatch.setattr(MainWindow, "_on_run_finished", broken)
+    hook = sys.excepthook
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2, "options": {"compile": "estimate"}}
+    assert main(str(tmp_path / "demo.json"), run, None, True) == 1
+    assert "RuntimeError: a defect in the slot" in capsys.readouterr().err
+    assert sys.excepthook is hook  # put back
+
 def test_a_new_session_file_written_by_another_program_during_the_run_is_kept_and_said(tmp_path, monkeypatch, capsys):
     """``gui NEW.json --run``: a ``tune --out NEW.json`` that wrote the file meanwhile saw its
     session moved to a backup without a word; it is kept as NEW.json.bak, and a warning says so."""

@@ -448,8 +448,18 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             modal.reject()
         app.exit(128 + signum)
 
+    def on_defect(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+        """A defect raised in a slot (Qt only prints it and goes on): an automated window that waits
+        for a signal the failed slot would have sent never ended, so it ends now with exit 1."""
+        traceback.print_exception(kind, value, tb)
+        status["code"] = 1
+        app.exit(1)
+
     # (signal handlers belong to the main thread; a window made elsewhere, in a test, goes without)
     relay = SignalRelay(on_signal) if threading.current_thread() is threading.main_thread() else None
+    previous_hook = sys.excepthook
+    if quit_when_done:
+        sys.excepthook = on_defect
     QTimer.singleShot(0, begin)
     # Garbage is collected in the GUI thread only, on a timer (pyqtgraph's collector): collected in
     # the engine thread, a widget's Python wrapper has Shiboken delete the widget from the GUI thread
@@ -470,6 +480,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             # kept, an automated run's autosave is removed, so the next start does not offer it.
             window.close()
     finally:
+        sys.excepthook = previous_hook
         if relay is not None:
             relay.close()
         collector.timer.stop()
