@@ -221,3 +221,12 @@ def test_cuda_run_uses_every_visible_gpu_and_names_it(tmp_path):
         assert index in devices and trial.worker.endswith(f"@cuda:{index}")
         if trial.ok:
             assert trial.measurement.details["device"] == names[index]
+
+
+def test_the_note_on_a_sequential_strategy_is_a_warning_line_as_the_runs_others_are(cli, tmp_path):
+    """It was printed by the logger with no ``warning:`` before it, where a script looks for one."""
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--strategy", "local",
+               "--workers", "2", "--budget", "2", "--quiet", "--out", tmp_path / "s.json")
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "the strategy is sequential" in line]
+    assert len(said) == 1 and said[0].startswith("warning: local: the strategy is sequential"), done.stderr

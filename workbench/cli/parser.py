@@ -144,7 +144,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     tune.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
     tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
     tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
-    tune.add_argument("--time-limit", type=float, default=None, help="wall-clock budget for the run (s)")
+    tune.add_argument("--time-limit", type=float, default=None,
+                      help="wall-clock budget for the run (s; for each size of a --sizes sweep)")
     tune.add_argument("--refine-wait", type=float, default=None,
                       help="sim backend: after the last evaluation, wait at most this long (s) for background "
                            f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}, "
@@ -153,7 +154,9 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     tune.add_argument("--refine-only", action="store_true",
                       help="with --resume: evaluate nothing new, only refine the --out session's trials that hold "
                            "estimated resources, at every size of a sweep (sim backend)")
-    tune.add_argument("--workers", type=int, default=None, help="worker processes (default: 1, or one per GPU)")
+    tune.add_argument("--workers", type=int, default=None,
+                      help="worker processes (default: 1, or one per GPU; with --executor ray one per GPU of the "
+                           "cluster, one per CPU for sim and python)")
     tune.add_argument("--executor", default=None, choices=("local", "ray", "inline"),
                       help="where candidates run: local worker processes, Ray actors (the ray extra), or inline "
                            "in this process (sim and replay only: quicker start, no per-candidate timeout)")
@@ -248,7 +251,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     imp.add_argument("cache", help="the Kernel Tuner cache file (.json, or .json.gz as published)")
     imp.add_argument("--out", required=True, help="session file to write")
     imp.add_argument("--force", action="store_true",
-                     help="write over a file that is not a session (or over the cache), keeping it as FILE.bak")
+                     help="write over a file that is not an earlier import (or over the cache), keeping it as FILE.bak")
 
     check = sub.add_parser("check-kernels", help="compile every template offline (NVRTC) and report resources")
     check.add_argument("--arch", default=None, help="GPU architecture (default sm_90; --check-table alone: every shipped table)")

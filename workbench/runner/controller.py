@@ -785,8 +785,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
 
     choice = ExecutorChoice(settings.executor, settings.ray_address, settings.devices, settings.allow_mixed_gpus)
     plan = plan_execution(spec, choice, settings.workers, batch_parallel=strategy_class(strategy_name).batch_parallel)
-    for note in plan.notes:
-        log.warning("%s: %s", strategy_name, note)
+    notes += (f"{strategy_name}: {note}" for note in plan.notes)  # said as the run's other warnings are
     spec = plan.spec
 
     strategy: Strategy = create_strategy(strategy_name, space, seed=seed, **options)
