@@ -1485,3 +1485,23 @@ def test_every_per_user_folder_reads_its_override_the_same_way(tmp_path: Path, m
     assert autosave_dir() == home / "wb-data" / "autosave"
     monkeypatch.delenv("KERNEL_WORKBENCH_DATA_DIR")  # the platform's folder, never the working directory
     assert data_dir().is_absolute() and data_dir().name == "kernel-workbench"
+
+
+def test_an_export_or_copy_of_a_session_a_run_still_writes_says_it_is_of_the_trials_so_far(cli, tmp_path: Path) -> None:
+    """Both worked on a snapshot without a word, so a recommendation exported from a half-finished
+    run read as a final one."""
+    from workbench.core.io.session_lock import SessionLock
+
+    session = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+               "--budget", "3", "--out", str(session), "--quiet").returncode == 0
+    with SessionLock(session):  # a run writing it (a lock held is held, whichever process holds it)
+        exported = cli("export", str(session), "--format", "csv", "--out", str(tmp_path / "t.csv"))
+        assert exported.returncode == 0 and "is being written by a run that is still going: this export is of " \
+            "the trials it holds now" in exported.stderr, exported.stderr
+        copied = cli("tune", "--resume", str(session), "--out", str(tmp_path / "copy.json"), "--budget", "1", "--quiet")
+        assert copied.returncode == 0 and "the session continued into" in copied.stderr, copied.stderr
+    again = cli("export", str(session), "--format", "csv", "--out", str(tmp_path / "t2.csv"))
+    assert again.returncode == 0 and "being written" not in again.stderr
+    resumed = cli("tune", "--resume", str(session), "--budget", "1", "--quiet")  # in place: its own lock
+    assert resumed.returncode == 0 and "being written" not in resumed.stderr, resumed.stderr

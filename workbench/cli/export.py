@@ -8,7 +8,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from workbench.cli.files import check_distinct, check_export_output
+from workbench.cli.files import check_distinct, check_export_output, note_runs_writing
 from workbench.cli.objective_flags import check_objective_on, objective_from_args
 from workbench.cli.parser import STDOUT, TRIAL_FORMATS
 from workbench.core.domain.assignments import parse_assignments
@@ -24,6 +24,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.export_seal import unchanged_export
 
     check_distinct(args.sessions)
+    note_runs_writing(args.sessions, "this export")
     if args.format in TRIAL_FORMATS:
         return _export_trials(args)
     sessions = [load_session(path) for path in args.sessions]

@@ -4,12 +4,13 @@ twice under two names, and where an export may write."""
 from __future__ import annotations
 
 import argparse
+import sys
 import os
 from pathlib import Path
 from typing import Any, Sequence
 
 from workbench.cli.parser import STDOUT
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, printable
 
 #: The arguments that name one file each (lists: several), with the flag a message calls them by.
 _FILE_ARGUMENTS = (("out", "--out"), ("file", "session"), ("sessions", "session"), ("portability", "--portability"),
@@ -86,6 +87,18 @@ def check_distinct(paths: Sequence[str]) -> None:
                 raise WorkbenchError(f"{contents[digest]} and {path} hold the same session (identical files); "
                                      "give each session once")
             contents[digest] = path
+
+
+def note_runs_writing(paths: Sequence[str | os.PathLike[str]], what: str) -> None:
+    """A ``note:`` line for each session a run is still writing (its lock is held by a live
+    process): ``what`` (an export, a continued copy) is then of the trials saved so far, which
+    went unsaid, and a recommendation shipped from a half-finished run looked like a final one."""
+    from workbench.core.io.session_lock import locked_by_other
+
+    for path in paths:
+        if locked_by_other(path):
+            print(f"note: {printable(str(path))} is being written by a run that is still going: {what} is of the "
+                  "trials it holds now; do it again once the run has ended for all of them", file=sys.stderr)
 
 
 def check_export_output(path: Path, args: argparse.Namespace, **rules: Any) -> Path | None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.backends.base import PACED_BACKENDS
-from workbench.cli.files import file_out
+from workbench.cli.files import file_out, note_runs_writing
 from workbench.cli.objective_flags import objective_flags_given, objective_from_args, objectives_from_args
 from workbench.cli.parser import REFINE_ONLY_WAIT_S, REFINE_WAIT_S, RESOURCE_MODES, build_parser, check_run_flags
 from workbench.cli.show import estimated_line, feasible_count, first_line, remeasure_command, summarise
@@ -195,6 +195,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
         else None
     if isinstance(args.resume, str):
         run = resume_run(args.resume, _request_from_args(args, args.resume), args.out, force=args.force)
+        if args.out is not None and args.out != args.resume:  # (in place, the run holds the lock itself)
+            note_runs_writing([args.resume], f"the session continued into {args.out}")
     else:
         if args.out is None:
             raise WorkbenchError("--out FILE: name the session file to write (or --resume SESSION)")
