@@ -285,17 +285,16 @@ def test_file_menu_exports_the_session_as_a_kernel_tuner_cache_that_imports_agai
     assert ids(tmp_path / "back.json") == ids(session)
 
 
-def test_an_export_of_imported_trials_says_in_the_status_bar_what_the_cache_cannot_carry(window, tmp_path,
-                                                                                           monkeypatch):
-    """As ``export`` prints it: `time` goes back as Kernel Tuner's mean, the session ranked by the median."""
-    from tests.test_interop import synthetic, write
-
-    data = synthetic(False)
-    data["cache"]["32,1,0"]["times"] = [1.0, 1.0, 1.0, 9.0]
-    window.import_kt_cache(write(tmp_path, data))
+def test_a_kernel_tuner_cache_export_says_in_the_status_bar_what_the_file_cannot_carry(window, cli, tmp_path):
+    """As ``export`` prints it: a problem parameter that is no size has no place in the file."""
+    session = tmp_path / "run.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    window.open_session(session)
     window.export_kt_cache(str(tmp_path / "out.json"))
     said = window.statusBar().currentMessage()
-    assert said.startswith(f"exported {tmp_path / 'out.json'}; note: 1 of 5 records: `time` is Kernel Tuner's own")
+    assert said.startswith(f"exported {tmp_path / 'out.json'}; note: problem parameter alpha=") and \
+        "is not in the file" in said, said
 
 
 def test_the_windows_export_warns_when_the_template_is_not_the_code_tuned(window, cli, tmp_path):

@@ -97,8 +97,14 @@ KT_TIMINGS: dict[str, str] = {
     "strategy_time": "strategy_s",
     "framework_time": "framework_s",
 }
+#: Record fields this workbench writes beside Kernel Tuner's ``time`` of a trial imported with
+#: repetitions (Kernel Tuner ignores them): the session's median and 20th / 80th percentile, which
+#: the repetitions gave and which the file does not hold. An import of a record without ``times``
+#: reads them back, so a cache exported and imported again ranks by the same medians (it ranked by
+#: Kernel Tuner's mean, and could recommend another config).
+CARRIED_SPREAD = ("workbench_latency_ms", "workbench_latency_p20_ms", "workbench_latency_p80_ms")
 _RECORD_FIELDS = frozenset({"time", "times", "timestamp", "__error__", "workbench_status", "workbench_message",
-                            "latency_bound_ms", *KT_TIMINGS})
+                            "latency_bound_ms", *CARRIED_SPREAD, *KT_TIMINGS})
 #: The statuses a record's ``workbench_status`` may name (an ok record's figures are its own).
 _FAILED_STATUSES = frozenset(status.value for status in Status if status is not Status.OK)
 #: Our timing name -> the Kernel Tuner record field it is read from and written to.
@@ -385,6 +391,19 @@ def _spreads(records: list[Mapping[str, Any]]) -> list[Spread | None]:
         for row, p20, p50, p80 in zip(rows, low.tolist(), median.tolist(), high.tolist()):
             spreads[row] = (p50, p20, p80) if count >= 2 else (p50, None, None)
     return spreads
+
+
+def _carried_spread(record: Mapping[str, Any]) -> Spread | None:
+    """The median and percentiles an earlier export carried in ``record`` (:data:`CARRIED_SPREAD`),
+    or None: a median that is no time (not a number, not finite, 0 or less) carries nothing, and
+    percentiles only in order around it (p20 <= median <= p80)."""
+    median, low, high = (record.get(name) for name in CARRIED_SPREAD)
+    if not (_is_number(median) and math.isfinite(median) and median > 0):
+        return None
+    if _is_number(low) and _is_number(high) and math.isfinite(low) and math.isfinite(high) \
+            and 0 <= low <= median <= high:
+        return float(median), float(low), float(high)
+    return float(median), None, None
 
 
 def _measurement(
@@ -716,6 +735,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     unread: dict[str, str] = {}
     for index, (cache_key, record, config, spread) in enumerate(zip(cache_keys, records, configs, _spreads(records))):
         where = f"{source}: cache[{cache_key!r}]"
+        spread = spread or _carried_spread(record)  # the repetitions themselves win over what was carried
         measurement, timings = _measurement(record, not_metrics, where, spread, unread)
         finished = _timestamp(record.get("timestamp"))
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
@@ -865,7 +885,8 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     trials without a latency cannot be expressed in that format and are left out. Returns the text
     and the number of records. A session measured at several problem sizes is refused (a cache
     holds one problem, and its records are keyed by config alone). ``notes`` gets what the file
-    cannot carry (see :func:`_time_is_not_the_median`).
+    cannot carry. A trial imported with repetitions keeps their median and percentiles beside
+    Kernel Tuner's ``time`` (:data:`CARRIED_SPREAD`).
     """
     problems = problems_of(session)
     if len(problems) > 1:
@@ -903,6 +924,10 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
             continue
         record: dict[str, Any] = {n: trial.config[n] for n in names}
         record["time"] = latency if trial.ok else STATUS_TO_KT[trial.status]
+        spread = (trial.metric(LATENCY), trial.metric("latency_p20_ms"), trial.metric("latency_p80_ms"))
+        if trial.ok and latency == kt_time and (spread[0] != kt_time or math.isfinite(spread[1])):
+            # `time` is Kernel Tuner's: the repetitions' median and band go beside it
+            record.update({name: value for name, value in zip(CARRIED_SPREAD, spread) if math.isfinite(value)})
         if not trial.ok:  # the status and reason Kernel Tuner's error names lose (see STATUS_KEY)
             record[STATUS_KEY] = trial.status.value
             if trial.measurement.message:
@@ -942,7 +967,6 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         "cache": cache,
     }
     if notes is not None:
-        notes.extend(_time_is_not_the_median(cache, written, names))
         if problem_left_out:
             shown = ", ".join(f"{k}={problem_of_file[k]!r}" for k in problem_left_out)
             notes.append(f"problem parameter{'s' if len(problem_left_out) > 1 else ''} {shown} "
@@ -956,32 +980,6 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
                          f"limit); the status, reason and latency bound stay in the record's {STATUS_KEY}, "
                          f"{MESSAGE_KEY} and {LATENCY_BOUND} fields, which an import here reads back")
     return json.dumps(document, indent=1, default=str) + "\n", len(cache)
-
-
-def _time_is_not_the_median(cache: Mapping[str, Mapping[str, Any]], trials: Mapping[str, Trial],
-                            names: Sequence[str]) -> list[str]:
-    """What an export of trials imported from a Kernel Tuner cache cannot carry: their ``time`` is
-    Kernel Tuner's figure (the mean of the repetitions), the session ranks by the median, and the
-    repetitions are not in the session, so a file read back ranks by the mean. Said, with the
-    fastest config each way when they differ: that export then imported recommended another config
-    without a word."""
-    differ = [key for key, trial in trials.items()
-              if trial.ok and isinstance(cache[key]["time"], float)
-              and not math.isclose(cache[key]["time"], trial.metric(LATENCY), rel_tol=1e-9)]  # (a mean's rounding)
-    if not differ:
-        return []
-    ok = [key for key, trial in trials.items() if trial.ok and isinstance(cache[key]["time"], float)]
-    by_median = min(ok, key=lambda key: trials[key].metric(LATENCY))
-    by_time = min(ok, key=lambda key: cache[key]["time"])
-    fastest = ""
-    if by_median != by_time:
-        first, read_back = trials[by_median].config, trials[by_time].config
-        changed = ", ".join(f"{n}={read_back[n]} instead of {first[n]}" for n in names if read_back[n] != first[n])
-        fastest = (f"; read back, the fastest config is another ({changed}: {cache[by_time]['time']:.4g} ms by `time`, "
-                   f"where the fastest by median has {trials[by_median].metric(LATENCY):.4g} ms)")
-    return [f"{len(differ)} of {len(cache)} records: `time` is Kernel Tuner's own figure, the mean of the "
-            "repetitions, while the session's latency_ms is their median, which the format has no field "
-            f"for (the repetitions were not kept); an import of this file has `time` as its latency{fastest}"]
 
 
 #: What a spreadsheet reads as the start of a formula in a cell (OWASP's list).
