@@ -46,15 +46,17 @@ from workbench.core.model.quality import EMULATION, ROUNDED_REFERENCE, quality_o
 from workbench.core.model.resource_table import TemplateFigures, figures_for, nearest_figures
 from workbench.core.domain.space import Config
 from workbench.core.model.footprint import device_memory_mb, onchip_figures
+from workbench.core.model.gpus import DEFAULT_GPU
 from workbench.core.domain.templates import KernelTemplate, WorkProfile, non_finite_reference
 from workbench.core.model.verify import AdoptedReference, adopt_reference, reference_details
 
-DEFAULT_GPU = "H200"
 #: ``nvrtc``: compiler figures (table, caches, or a compile); ``estimate``: the work-profile rule for
 #: every config, nothing compiled; ``known``: the figures known without compiling (the table, the
 #: compiler's caches), else estimated as a pending compile would be: what a prediction of many
 #: configs uses (the portability report, cost-model pruning) to stand on the same figures as a run.
 COMPILE_MODES = SIM_COMPILE_MODES
+#: The resource figures when none are named: the compiler's.
+DEFAULT_COMPILE = "nvrtc"
 #: Run-to-run spread of the modelled timings: median jitter and the p20..p80 half-width (fractions).
 NOISE_MEDIAN = 0.01
 NOISE_SPREAD = (0.005, 0.03)
@@ -142,7 +144,7 @@ class SimBackend(Backend):
         spec read without running code); None loads the one ``spec`` names, as a worker does."""
         super().__init__(spec)
         self._given_template = template
-        mode = str(spec.options.get("compile", "nvrtc"))
+        mode = str(spec.options.get("compile", DEFAULT_COMPILE))
         if mode not in COMPILE_MODES:
             raise WorkbenchError(f"sim backend: compile must be one of {', '.join(COMPILE_MODES)}, got {mode!r}")
         self.compile_mode = mode

@@ -1597,7 +1597,9 @@ class MainWindow(QMainWindow):
         """Fill the toolbar with what ``session`` recorded, and its default where it recorded nothing
         (no problem, no time limit, no budget): every control is set, so none keeps the value an
         earlier session left there, which Start would otherwise record into this one."""
-        from workbench.gui.run_panel import DEFAULT_BUDGET, DEFAULT_COMPILE, DEFAULT_GPU
+        from workbench.backends.sim import DEFAULT_COMPILE
+        from workbench.core.domain.run_settings import DEFAULT_BUDGET
+        from workbench.core.model.gpus import DEFAULT_GPU
         from workbench.search.base import DEFAULT_STRATEGY
 
         backend = session.backend if isinstance(session.backend, dict) else {}

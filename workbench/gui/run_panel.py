@@ -14,7 +14,10 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.backends.base import PACED_BACKENDS
+from workbench.backends.sim import DEFAULT_COMPILE
 from workbench.core.domain.records import MAX_PACE_S
+from workbench.core.domain.run_settings import DEFAULT_BUDGET
+from workbench.core.model.gpus import DEFAULT_GPU
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.sizes import format_sizes, parse_sizes_text
@@ -36,12 +39,6 @@ KT_CACHE_FILTER = "Kernel Tuner caches (*.json *.json.gz);;All files (*)"
 #: figures shipped, so a first run shows points at once (a fully unrolled convolution compiles for seconds).
 QUICK_KERNEL = "vector_add"
 
-#: What the budget box shows before any run, and for a reopened session that recorded no budget.
-DEFAULT_BUDGET = 100
-#: The GPU model the simulator imitates when a session or request names none (the backend's own default).
-DEFAULT_GPU = "H200"
-#: The simulator's resource figures when none are named: compiled (the backend's own default).
-DEFAULT_COMPILE = "nvrtc"
 
 
 @functools.lru_cache(maxsize=1)
@@ -78,9 +75,9 @@ def available_gpus() -> tuple[str, ...]:
     try:
         from workbench.core.model.gpus import list_gpus
 
-        return tuple(list_gpus()) or ("H200",)
+        return tuple(list_gpus()) or (DEFAULT_GPU,)
     except Exception:  # noqa: BLE001
-        return ("H200",)
+        return (DEFAULT_GPU,)
 
 
 def parse_problem(text: str) -> dict[str, Any]:

@@ -37,7 +37,7 @@ from workbench.core.io.output_files import (
     keep_backup,
     same_file,
 )
-from workbench.core.domain.run_settings import MAX_COUNT, RunSettings
+from workbench.core.domain.run_settings import DEFAULT_BUDGET, MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
     Session,
     clean_stale_temporaries,
@@ -85,8 +85,6 @@ from workbench.search.seeded import with_seeds
 
 log = logging.getLogger(__name__)
 
-#: Evaluations of a run when neither the person nor the session says how many.
-DEFAULT_BUDGET = 100
 #: How long a run looks for one valid config before it starts (see SearchSpace.first_valid): a
 #: space whose restrictions leave none is refused then, not after a run that ends at once.
 FIRST_VALID_SEARCH_S = 5.0

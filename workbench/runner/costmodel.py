@@ -51,13 +51,14 @@ def gpu_model_for(spec: BackendSpec, device_name: str | None, compute_capability
     """The modelled GPU closest to what the run measures on: the sim's own model; for a CUDA device
     its own description, else the nearest description of its architecture (the match's ``note``
     says which, for the session and the status bar); the default model when nothing is known."""
-    from workbench.core.model.gpus import load_gpu, match_gpu
+    from workbench.core.model.gpus import DEFAULT_GPU, load_gpu, match_gpu
 
     if spec.kind == "sim":
-        return GpuMatch(load_gpu(str(spec.options.get("gpu_model") or "H200")), True)
+        return GpuMatch(load_gpu(str(spec.options.get("gpu_model") or DEFAULT_GPU)), True)
     if device_name:
         return match_gpu(device_name, _capability(compute_capability))
-    return GpuMatch(load_gpu("H200"), False, "the device's name is not known; modelled as the default NVIDIA H200 (H200)")
+    default = load_gpu(DEFAULT_GPU)
+    return GpuMatch(default, False, f"the device's name is not known; modelled as the default {default.full_name} ({DEFAULT_GPU})")
 
 
 def sim_predictor(spec: BackendSpec, device_name: str | None = None,

@@ -20,6 +20,7 @@ from workbench.core.domain.objective import Constraints, Weights
 from workbench.core.domain.records import DeviceInfo, backend_options
 from workbench.core.domain.session import Session
 from workbench.core.domain.templates import DECLARATIVE_SUFFIX, kernels_dir
+from workbench.core.model.gpus import DEFAULT_GPU
 
 BACKEND_CHOICES = ("auto", "cuda", "sim", "replay", "python")
 
@@ -215,7 +216,7 @@ def make_backend_spec(
         if device is not None:
             options["device"] = device
     if backend == "sim":
-        options["gpu_model"] = gpu_model or "H200"
+        options["gpu_model"] = gpu_model or DEFAULT_GPU
         options["noise"] = noise
     return BackendSpec(backend, backend_options(options))
 

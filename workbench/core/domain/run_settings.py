@@ -18,6 +18,8 @@ from typing import Any, Mapping
 from workbench.core.errors import WorkbenchError
 
 EXECUTORS = ("local", "ray", "inline")
+#: Evaluations of a new session when nothing names a budget (the budget box shows it too).
+DEFAULT_BUDGET = 100
 
 #: The largest count a setting may hold: a signed 64-bit integer, which every reader of the file
 #: takes exactly (a session is never written with a number it cannot read back).

@@ -318,6 +318,11 @@ class GpuMatch:
     note: str = ""
 
 
+#: The GPU model a simulation imitates, and a device of unknown name is modelled as, when nothing
+#: names one (the command line, the window and the backends take it from here).
+DEFAULT_GPU = "H200"
+
+
 def _model_number(name: str) -> tuple[str, int]:
     """(family letters, model number) of a name: ``rtxa4000`` -> (``rtxa``, 4000), ``rtx3080`` -> (``rtx``, 3080)."""
     found = re.match(r"([a-z]*?)(\d+)", _normalised(name))
@@ -325,7 +330,7 @@ def _model_number(name: str) -> tuple[str, int]:
 
 
 def match_gpu(device_name: str, compute_capability: tuple[int, int] | None = None, directory: str = GPU_DIR,
-              default: str = "H200") -> GpuMatch:
+              default: str = DEFAULT_GPU) -> GpuMatch:
     """The description to model a real device with: its own, else the nearest one of the same
     architecture (same family of names first, then the closest model number: an RTX 3070 is
     modelled as an RTX 3080, not as an A100), else ``default`` with a note saying so.
