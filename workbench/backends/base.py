@@ -26,7 +26,7 @@ from workbench.core.domain.space import Config, SearchSpace, Value
 PhaseCallback = Callable[[str], None]
 
 
-def _no_phase(_: str) -> None:
+def no_phase(_: str) -> None:
     return None
 
 
@@ -134,7 +134,7 @@ class Backend(ABC):
         """Once per worker, before the first ``evaluate`` (load modules, allocate, probe device)."""
 
     @abstractmethod
-    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = no_phase) -> Measurement:
         """Measure one config. Expected failures are returned as failed measurements, not raised."""
 
     def recorded_timings(self, config: Config) -> Mapping[str, float] | None:

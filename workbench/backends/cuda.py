@@ -44,7 +44,7 @@ from typing import Any, Callable, ClassVar, Mapping
 import numpy as np
 
 from workbench.backends.templated import load_template_for, template_target
-from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, no_phase
 from workbench.core.errors import WorkbenchError
 from workbench.core.model.cuda_module import function_resources, opt_in_shared_memory, upload_constant
 from workbench.core.model.gpus import device_attributes, device_limits
@@ -319,12 +319,12 @@ class CudaBackend(Backend):
         """The checked outputs of one launch of ``config`` (device arrays), None when it fails."""
         if self.needs_restart:
             return None
-        ran = self._launched(config, _no_phase)
+        ran = self._launched(config, no_phase)
         if isinstance(ran, Measurement):
             return None
         return {name: self.buffers[name] for name in self.template.checked_outputs if name in self.buffers}
 
-    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = no_phase) -> Measurement:
         ran = self._launched(config, phase)
         if isinstance(ran, Measurement):
             return ran

@@ -37,7 +37,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, no_phase
 from workbench.core.child_processes import children_ignore_interrupts
 from workbench.core.errors import WorkbenchError, exception_line
 from workbench.core.restricted_pickle import restricted_loads
@@ -391,7 +391,7 @@ class PythonBackend(Backend):
             raise WorkbenchError(f"python benchmark {module.__file__} must define measure(config) -> dict")
         self._measure = measure
 
-    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = no_phase) -> Measurement:
         if self._measure is None:
             self.prepare()
         assert self._measure is not None

@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 
-from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, no_phase
 from workbench.core.errors import SpaceError, WorkbenchError, quoted
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.domain.records import device_info
@@ -266,7 +266,7 @@ class ReplayBackend(Backend):
         self._recorded = recorded_measurements(trials)
         self._timings = recorded_timings(trials)
 
-    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = no_phase) -> Measurement:
         if self._recorded is None:
             self.prepare()
         assert self._recorded is not None

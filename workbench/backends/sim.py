@@ -34,7 +34,7 @@ import numpy as np
 
 from workbench.backends.compile_jobs import URGENT, CompileJobs
 from workbench.backends.templated import load_template_for, template_target
-from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, _no_phase
+from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, no_phase
 from workbench.core.model.compiler import cached_compile, compile_cuda, max_threads, over_launch_bounds  # NVRTC itself loads at the first compile
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.kernel_spec import MAX_SMALL_PROBLEM_BYTES
@@ -401,7 +401,7 @@ class SimBackend(Backend):
             self._launches[config.id] = hit
         return hit
 
-    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = _no_phase) -> Measurement:
+    def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = no_phase) -> Measurement:
         self.prepare()
         try:
             grid, block, smem_dynamic, profile = self._launch(config)

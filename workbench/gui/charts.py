@@ -57,7 +57,7 @@ NOTE_Z = 12
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
 
 
-def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, hover: Any = None,
+def scatter_item(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, hover: Any = None,
              marker: bool = False) -> FastScatter:
     return FastScatter(symbol=symbol, size=size, pen=pen, brush=brush, tip=hover, marker=marker)
 
@@ -66,7 +66,7 @@ def _scatter(brush: Any, symbol: str = "o", size: float = 6, pen: Any = NO_PEN, 
 MIN_LATENCY_LIMIT_MS = 1e-3
 
 
-class _ChartBase(QWidget):
+class ChartBase(QWidget):
     """A plot widget bound to the model, refreshed by :meth:`refresh` when the model changed."""
 
     title = ""
@@ -108,7 +108,7 @@ class _ChartBase(QWidget):
         model.objective_changed.connect(self._on_objective_changed)
         model.session_changed.connect(self._on_session_changed)
         model.selection_changed.connect(self._on_selection_changed)
-        self.selected_item = _scatter(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN, marker=True)
+        self.selected_item = scatter_item(pg.mkBrush(0, 0, 0, 0), size=16, pen=SELECT_PEN, marker=True)
         self.selected_item.setZValue(20)
         self.log_x = self.log_y = False
         #: per axis (x, y): the range it is held open at around the one value its points share (None: not held)
@@ -276,7 +276,7 @@ class _ChartBase(QWidget):
             self.selected_item.setData([xy[0]], [xy[1]])
 
 
-class ScoreChart(_ChartBase):
+class ScoreChart(ChartBase):
     """Score of every trial in evaluation order, the best-so-far line, failures along the bottom."""
 
     title = "Score per trial"
@@ -290,9 +290,9 @@ class ScoreChart(_ChartBase):
         # scores are fractions of the best (1.0 = best seen): never "score (x0.001)" over a flat axis
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self._y_pinned = False  # the score axis shows 0..1 while no trial has a score
-        self.feasible = _scatter(FEASIBLE, size=5, hover=self._tip)
-        self.infeasible = _scatter(None, size=5, pen=INFEASIBLE, hover=self._tip)
-        self.failed = _scatter(FAILED, symbol="x", size=7, pen=FAILED_PEN, hover=self._tip)
+        self.feasible = scatter_item(FEASIBLE, size=5, hover=self._tip)
+        self.infeasible = scatter_item(None, size=5, pen=INFEASIBLE, hover=self._tip)
+        self.failed = scatter_item(FAILED, symbol="x", size=7, pen=FAILED_PEN, hover=self._tip)
         self.best_line = pg.PlotDataItem(pen=BEST_LINE_PEN, stepMode=None, connect="finite")
         for item, name, glyph, style in ((self.infeasible, "infeasible", "○", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
                                          (self.failed, "failed (at 0)", "✕", FAILED)):
@@ -359,7 +359,7 @@ class ScoreChart(_ChartBase):
         return float(self.model.trial_numbers()[index]), value if math.isfinite(value) else 0.0
 
 
-class TradeoffChart(_ChartBase):
+class TradeoffChart(ChartBase):
     """Latency against a memory-like metric: feasible / infeasible styled apart, the Pareto front,
     the best config, the default config as reference, the p20..p80 latency spread of every point,
     and the max-latency / max-memory limits as draggable lines while those constraints are on.
@@ -385,15 +385,15 @@ class TradeoffChart(_ChartBase):
         self.plot.getAxis("bottom").enableAutoSIPrefix(False)
         self.plot.getAxis("left").enableAutoSIPrefix(False)
         self.spread = pg.PlotDataItem(pen=SPREAD_PEN, connect="pairs")
-        self.infeasible = _scatter(None, size=6, pen=INFEASIBLE, hover=self._tip)
-        self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
+        self.infeasible = scatter_item(None, size=6, pen=INFEASIBLE, hover=self._tip)
+        self.feasible = scatter_item(FEASIBLE, size=6, hover=self._tip)
         self.pareto = pg.PlotDataItem(pen=PARETO_PEN)
         # a front of one point (it beats every other config on both axes) draws no line: that point
         # is ringed instead, so the legend's "Pareto front" does not vanish and leave a class looking
-        self.pareto_point = _scatter(None, symbol="o", size=26, pen=PARETO_PEN)
+        self.pareto_point = scatter_item(None, symbol="o", size=26, pen=PARETO_PEN)
         self.pareto_point.setZValue(8)  # under the best config's star, which it rings
-        self.best = _scatter(BEST, symbol="star", size=18, pen=OUTLINE, hover=self._tip)
-        self.default = _scatter(DEFAULT, symbol="d", size=14, pen=OUTLINE, hover=self._tip)
+        self.best = scatter_item(BEST, symbol="star", size=18, pen=OUTLINE, hover=self._tip)
+        self.default = scatter_item(DEFAULT, symbol="d", size=14, pen=OUTLINE, hover=self._tip)
         self.best.setZValue(10)
         self.default.setZValue(9)
         for item, name, glyph, style in ((self.infeasible, "infeasible", "○", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
@@ -666,7 +666,7 @@ def category_spread(index: np.ndarray) -> np.ndarray:
     return (np.mod(np.asarray(index, dtype=float) * 0.6180339887498949, 1.0) - 0.5) * CATEGORY_SPREAD
 
 
-class MetricChart(_ChartBase):
+class MetricChart(ChartBase):
     """Any metric (or slot) against any other, with optional log axes.
 
     Text and boolean slots are plotted at their position and their ticks name the values; a
@@ -699,9 +699,9 @@ class MetricChart(_ChartBase):
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)  # no "(x0.001)" on a slot axis
         self.spread = pg.PlotDataItem(pen=SPREAD_PEN, connect="pairs")
-        self.infeasible = _scatter(None, size=6, pen=INFEASIBLE, hover=self._tip)
-        self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
-        self.best = _scatter(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
+        self.infeasible = scatter_item(None, size=6, pen=INFEASIBLE, hover=self._tip)
+        self.feasible = scatter_item(FEASIBLE, size=6, hover=self._tip)
+        self.best = scatter_item(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
         for item, name, glyph, style in ((self.infeasible, "infeasible", "○", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
                                          (self.best, "best", "★", BEST)):
             self._add_series(item, name, glyph, style)

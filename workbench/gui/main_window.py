@@ -54,7 +54,7 @@ _log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the run controller is imported when a run starts
     from workbench.core.domain.session import Session
-    from workbench.gui.charts import _ChartBase
+    from workbench.gui.charts import ChartBase
     from workbench.gui.compare_view import CompareView
     from workbench.gui.importance_view import ImportanceView
     from workbench.gui.portability_view import PortabilityView
@@ -300,7 +300,7 @@ class MainWindow(QMainWindow):
         self.tradeoff_chart = TradeoffChart(model)
         self.metric_chart = MetricChart(model)
         #: The charts built so far (the roofline joins when its tab is first shown); see :attr:`charts`.
-        self.built_charts: dict[str, _ChartBase] = {"score": self.score_chart, "tradeoff": self.tradeoff_chart,
+        self.built_charts: dict[str, ChartBase] = {"score": self.score_chart, "tradeoff": self.tradeoff_chart,
                                                     "metric": self.metric_chart}
         self.tradeoff_chart.y_shown.connect(self.best_card.show_also)
         chart_row = QSplitter(Qt.Orientation.Horizontal)
@@ -621,7 +621,7 @@ class MainWindow(QMainWindow):
         return self.pages.typed_page("portability", PortabilityView)
 
     @property
-    def charts(self) -> dict[str, _ChartBase]:
+    def charts(self) -> dict[str, ChartBase]:
         """Every chart by key (score, tradeoff, metric, roofline), the roofline built if it was not."""
         self.pages.page("roofline")
         return self.built_charts

@@ -18,7 +18,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QFrame, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from workbench.gui.plot_widget import plot_widget
-from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _scatter
+from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, scatter_item
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import CategoryAxis, set_plot_font
 
@@ -335,7 +335,7 @@ class SlicePlots(_HiddenUntilShown):
             plot.setLabel("bottom", name)
             plot.setLabel("left", "score")
             plot.showGrid(y=True, alpha=0.25)
-            items = (_scatter(None, size=5, pen=INFEASIBLE), _scatter(FEASIBLE, size=5), _scatter(BEST, symbol="star", size=14, pen=OUTLINE))
+            items = (scatter_item(None, size=5, pen=INFEASIBLE), scatter_item(FEASIBLE, size=5), scatter_item(BEST, symbol="star", size=14, pen=OUTLINE))
             for item in items:
                 plot.addItem(item)
             self.plots[name] = plot

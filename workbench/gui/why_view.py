@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWi
 
 from workbench.core.domain.records import provenance
 from workbench.gui.plot_widget import plot_widget
-from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, _ChartBase, _scatter
+from workbench.gui.charts import BEST, FEASIBLE, INFEASIBLE, LABEL_FILL, LABEL_Z, OUTLINE, ChartBase, scatter_item
 from workbench.gui.explain import breakdown, roofline, with_known_peaks
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import bar_figures_extent, set_left_title
@@ -247,7 +247,7 @@ class WhyView(QWidget):
             self._fit_x_range()
 
 
-class RooflineChart(_ChartBase):
+class RooflineChart(ChartBase):
     """Achieved GFLOP/s against arithmetic intensity (log-log) under the bandwidth and compute roofs."""
 
     title = "Roofline"
@@ -260,9 +260,9 @@ class RooflineChart(_ChartBase):
         for axis in ("bottom", "left"):
             self.plot.getAxis(axis).enableAutoSIPrefix(False)
         self.roof = pg.PlotDataItem(pen=ROOF_PEN)
-        self.infeasible = _scatter(None, size=6, pen=INFEASIBLE, hover=self._tip)
-        self.feasible = _scatter(FEASIBLE, size=6, hover=self._tip)
-        self.best = _scatter(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
+        self.infeasible = scatter_item(None, size=6, pen=INFEASIBLE, hover=self._tip)
+        self.feasible = scatter_item(FEASIBLE, size=6, hover=self._tip)
+        self.best = scatter_item(BEST, symbol="star", size=16, pen=OUTLINE, hover=self._tip)
         self.best.setZValue(10)
         for item, name, glyph, style in ((self.roof, "roofs (peak bandwidth, peak FP32)", "━", ROOF_PEN),
                                          (self.infeasible, "infeasible", "○", INFEASIBLE),

@@ -18,7 +18,7 @@ import numpy as np
 
 from workbench.core.domain import pysyntax
 from workbench.core.errors import RestrictionError
-from workbench.core.domain.expr import KIND_NUM, MAX_TEXT, _Compiler, refuse_hidden_characters
+from workbench.core.domain.expr import KIND_NUM, MAX_TEXT, ExpressionCompiler, refuse_hidden_characters
 
 #: NumPy functions a reference may call, with the (min, max) number of positional arguments.
 FUNCTIONS: dict[str, tuple[Callable[..., Any] | None, int, int]] = {  # None: special-cased below
@@ -99,7 +99,7 @@ class ArrayExpression:
             raise RestrictionError(f'expression "{self.text}": cannot be computed: {exc}') from None
 
 
-class _ArrayCompiler(_Compiler):
+class _ArrayCompiler(ExpressionCompiler):
     """The restriction walker plus whitelisted NumPy calls and subscripts."""
 
     def fail(self, node: ast.AST, problem: str, snippet: str | None = None) -> RestrictionError:

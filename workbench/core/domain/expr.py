@@ -240,12 +240,12 @@ def compile_restriction(
     except (RecursionError, MemoryError, ValueError) as exc:
         raise RestrictionError(f'restriction "{shown}": cannot be parsed ({type(exc).__name__})') from None
     known = tuple(sorted(set(known_names)))
-    compiler = _Compiler(shown, frozenset(known), dict(kinds) if kinds is not None else None)
+    compiler = ExpressionCompiler(shown, frozenset(known), dict(kinds) if kinds is not None else None)
     fn, _ = compiler.compile(tree.body, 0)
     return Restriction(shown, frozenset(compiler.names), fn, known, dict(kinds) if kinds is not None else None)
 
 
-class _Compiler:
+class ExpressionCompiler:
     """Walks a parsed expression once: checks it against the whitelist and builds closures."""
 
     def __init__(self, text: str, known: frozenset[str], kinds: dict[str, str] | None) -> None:

@@ -220,7 +220,7 @@ class Session:
     @staticmethod
     def from_dict(data: Any, source: str = "session") -> "Session":
         """Validate a parsed session document; errors name ``source``, the field and the problem."""
-        return _decode_session(data, source)
+        return decode_session(data, source)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -272,7 +272,7 @@ def _dumps(obj: Any) -> str:
         return json.dumps(_finite_or_none(obj), separators=(",", ":"), allow_nan=False, default=_json_default)
 
 
-class _IntTooLong(ValueError):
+class IntTooLong(ValueError):
     """An integer literal longer than :data:`MAX_INT_DIGITS` digits or outside the 64-bit range
     :data:`workbench.core.domain.space.INT_RANGE` (raised while parsing)."""
 
@@ -305,10 +305,10 @@ def _bounded_int(text: str) -> int:
         return int(text)
     digits = len(text.lstrip("-"))
     if digits > MAX_INT_DIGITS:
-        raise _IntTooLong(f"an integer with {digits:,} digits (at most {MAX_INT_DIGITS} are read)")
+        raise IntTooLong(f"an integer with {digits:,} digits (at most {MAX_INT_DIGITS} are read)")
     value = int(text)
     if not int_in_range(value):
-        raise _IntTooLong(f"the integer {_short(value)} does not fit 64 bits (-2**63 .. 2**64-1)")
+        raise IntTooLong(f"the integer {_short(value)} does not fit 64 bits (-2**63 .. 2**64-1)")
     return value
 
 
@@ -617,7 +617,7 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
     if type(worker) is not str:
         fail(f"{where}.worker", f"expected text, got {_type_name(worker)}")
     raw_problem = rec.get("problem")
-    trial_problem = None if raw_problem is None else _checked_problem(raw_problem, f"{where}.problem", fail)
+    trial_problem = None if raw_problem is None else checked_problem(raw_problem, f"{where}.problem", fail)
     return Trial(
         index,
         config,
@@ -634,7 +634,7 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
 MAX_PROBLEM_PARAMETERS = 64
 
 
-def _checked_problem(value: Any, where: str, fail: Any) -> dict[str, Any]:
+def checked_problem(value: Any, where: str, fail: Any) -> dict[str, Any]:
     """A problem read from a file (the session's or a trial's): an object of at most
     :data:`MAX_PROBLEM_PARAMETERS` printable names, each a finite number, a bool or a short line."""
     if type(value) is not dict:
@@ -642,7 +642,7 @@ def _checked_problem(value: Any, where: str, fail: Any) -> dict[str, Any]:
     if len(value) > MAX_PROBLEM_PARAMETERS:
         fail(where, f"{len(value):,} parameters is more than the {MAX_PROBLEM_PARAMETERS} allowed")
     for key, item in value.items():
-        _check_name(key, f"{where}.{_short(key)}", fail)
+        check_name(key, f"{where}.{_short(key)}", fail)
         _check_value(item, f"{where}.{key}", fail)
     return dict(value)
 
@@ -652,7 +652,7 @@ def _checked_problem(value: Any, where: str, fail: Any) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------
 
 
-def _failer(source: str) -> Fail:
+def session_failer(source: str) -> Fail:
     def fail(where: str, problem: str) -> NoReturn:
         raise SessionFormatError(f"{source}: {where}: {problem}")
 
@@ -660,7 +660,7 @@ def _failer(source: str) -> Fail:
 
 
 def _check_version(data: Mapping[str, Any], source: str) -> None:
-    fail = _failer(source)
+    fail = session_failer(source)
     fmt = data.get("format")
     if fmt != FORMAT_NAME:
         if "tune_params_keys" in data and "cache" in data:
@@ -676,8 +676,8 @@ def _check_version(data: Mapping[str, Any], source: str) -> None:
         )
 
 
-def _decode_session(data: Any, source: str) -> Session:
-    fail = _failer(source)
+def decode_session(data: Any, source: str) -> Session:
+    fail = session_failer(source)
     if type(data) is not dict:
         raise SessionFormatError(f"{source}: expected a JSON object at the top, got {_type_name(data)}")
     _check_version(data, source)
@@ -702,11 +702,11 @@ def _decode_session(data: Any, source: str) -> Session:
     kernel = text("kernel")
     if not kernel:
         fail("kernel", "missing (the name of the tuned kernel)")
-    _check_name(kernel, "kernel", fail)
+    check_name(kernel, "kernel", fail)
     kind = text("kind", "template")
     if kind not in KINDS:
         fail("kind", f"{_short(kind)} is not one of {', '.join(KINDS)}")
-    problem = _checked_problem(obj("problem"), "problem", fail)
+    problem = checked_problem(obj("problem"), "problem", fail)
 
     space = None
     if data.get("space") is not None:
@@ -726,7 +726,7 @@ def _decode_session(data: Any, source: str) -> Session:
     if "name" in device:
         if type(device["name"]) is not str:
             fail("device.name", f"expected text, got {_type_name(device['name'])}")
-        _check_name(device["name"], "device.name", fail)
+        check_name(device["name"], "device.name", fail)
     _check_device_fields(device, fail)
     backend = obj("backend")
     if "kind" in backend and type(backend["kind"]) is not str:
@@ -825,7 +825,7 @@ def _check_trials(session: Session, source: str, trials: list[Trial] | None = No
                                              f"{_value_kind(value)}, where the session's problem has "
                                              f"{_value_kind(session.problem[name])}")
     if space is not None and not _all_in_domains(space, [t.config for t in trials]):
-        fail = _failer(source)
+        fail = session_failer(source)
         for i, trial in enumerate(trials):  # find and name the first offending value
             _check_config(space, trial.config, f"trials[{i}].config", fail)
 
@@ -905,7 +905,7 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
         if key in options and options[key] is not None and type(options[key]) is not str:
             fail(f"backend.options.{key}", f"expected text, got {_type_name(options[key])}")
     if "problem" in options and options["problem"] is not None:  # the window's problem field shows it
-        for name, value in _checked_problem(options["problem"], "backend.options.problem", fail).items():
+        for name, value in checked_problem(options["problem"], "backend.options.problem", fail).items():
             _check_typed_back(name, value, f"backend.options.problem.{name}", fail)
     seed = options.get("seed")
     if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
@@ -932,22 +932,22 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
     if "name" in strategy:  # shown by show and the window: one printable line, as a kernel name
         if type(strategy["name"]) is not str:
             fail("strategy.name", f"expected text, got {_type_name(strategy['name'])}")
-        _check_name(strategy["name"], "strategy.name", fail)
+        check_name(strategy["name"], "strategy.name", fail)
     seed = strategy.get("seed")
     if seed is not None and not (type(seed) is int and 0 <= seed < 2**63):
         fail("strategy.seed", f"{_short(seed)} is not a seed (an integer from 0 to 2**63-1)")
     if "options" in strategy and type(strategy["options"]) is not dict:
         fail("strategy.options", f"expected an object, got {_type_name(strategy['options'])}")
     for name, value in (strategy.get("options") or {}).items():  # show prints each name and value
-        _check_name(name, f"strategy.options.{_short(name)}", fail)
+        check_name(name, f"strategy.options.{_short(name)}", fail)
         if type(value) is str:  # (a value the option does not take is replaced by its default on resume)
-            _check_name(value, f"strategy.options.{_short(name)}", fail)
+            check_name(value, f"strategy.options.{_short(name)}", fail)
     if "objectives" in strategy:  # the metrics of a Pareto search: two or more distinct names
         objectives = strategy["objectives"]
         if not (type(objectives) is list and all(type(m) is str for m in objectives)):
             fail("strategy.objectives", f"expected a list of metric names, got {_short(objectives)}")
         for metric in objectives:
-            _check_name(metric, "strategy.objectives", fail)
+            check_name(metric, "strategy.objectives", fail)
         if len(objectives) < 2 or len(set(objectives)) != len(objectives):
             fail("strategy.objectives", f"{_short(objectives)}: a Pareto search has two or more different metrics")
     earlier = strategy.get("earlier_options", {})
@@ -958,7 +958,7 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
             fail(f"strategy.earlier_options.{_short(name)}", f"expected an object, got {_type_name(options)}")
 
 
-def _check_name(value: str, where: str, fail: Fail) -> None:
+def check_name(value: str, where: str, fail: Fail) -> None:
     """A name that reaches exported source and file names: one printable line of bounded length."""
     if len(value) > MAX_NAME_CHARS:
         fail(where, f"{len(value):,} characters is longer than the {MAX_NAME_CHARS} allowed")
@@ -973,7 +973,7 @@ def _check_value(value: Any, where: str, fail: Fail) -> None:
         if not math.isfinite(value):
             fail(where, f"{value!r} is not a finite number")
     elif t is str:
-        _check_name(value, where, fail)
+        check_name(value, where, fail)
     elif t is int:
         if not int_in_range(value):
             fail(where, f"an integer of {value.bit_length()} bits does not fit 64 bits")
@@ -1048,7 +1048,7 @@ def _check_header_loads(session: Session, head: str) -> Session:
     known = space is not None and (ref := _SPACES_READ_BACK.get(id(space))) is not None and ref() is space
     if known:
         data["space"] = None
-    read_back = _decode_session({**data, "trials": []}, "cannot save session")
+    read_back = decode_session({**data, "trials": []}, "cannot save session")
     if space is not None and not known:
         key = id(space)
         _SPACES_READ_BACK[key] = weakref.ref(space, lambda _gone: _SPACES_READ_BACK.pop(key, None))
@@ -1143,7 +1143,7 @@ def _parse_json(text: str, source: str) -> Any:
         raise SessionFormatError(
             f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
-    except _IntTooLong as exc:
+    except IntTooLong as exc:
         raise SessionFormatError(f"{source}: {exc}") from None
     except RecursionError:
         raise SessionFormatError(f"{source}: JSON nested too deeply") from None
@@ -1186,7 +1186,7 @@ def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, l
     """
     jp = journal_path(path)
     source = str(jp)
-    fail = _failer(source)
+    fail = session_failer(source)
     text = _read_text(jp)
     lines = text.split("\n")
     header: dict[str, Any] | None = None
@@ -1197,7 +1197,7 @@ def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, l
             continue
         try:
             rec = _loads(line)
-        except (json.JSONDecodeError, RecursionError, _IntTooLong):
+        except (json.JSONDecodeError, RecursionError, IntTooLong):
             if number - 1 == last:  # no newline after it: a write cut short
                 break
             fail(f"line {number}", "not valid JSON")

@@ -43,8 +43,8 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.fs import atomic_write
 from workbench.core.io.export import (
     ExportPlan,
-    _objective_text,
-    _one_line,
+    objective_comment,
+    comment_line,
     find_template,
     provenance_label,
     reads_recorded_names,
@@ -201,7 +201,7 @@ def plan_dispatch(
     name = _size_parameter(problems, parameter)
     for p in problems:
         if not _number(p.get(name)):
-            raise WorkbenchError(f"problem parameter {name} = {_one_line(repr(p.get(name)))} is not a number; "
+            raise WorkbenchError(f"problem parameter {name} = {comment_line(repr(p.get(name)))} is not a number; "
                                  "a dispatch compares sizes")
     fixed = {k: v for k, v in problems[0].items() if k != name}
     integer = all(isinstance(p[name], int) for p in problems)
@@ -479,7 +479,7 @@ def _number_text(value: float | int, integer: bool) -> str:
 
 def _range_text(plan: DispatchPlan, index: int) -> str:
     """``1024 <= n < 4096`` for range ``index`` (as the decision list reads it)."""
-    name = _one_line(plan.parameter)
+    name = comment_line(plan.parameter)
     lower = plan.ranges[index - 1].upper if index > 0 else None
     upper = plan.ranges[index].upper
     if lower is not None and upper is not None:
@@ -494,26 +494,26 @@ def _range_text(plan: DispatchPlan, index: int) -> str:
 def _figure_text(plan: DispatchPlan, figure: SizeFigure) -> str:
     size = _number_text(figure.size, plan.integer)
     if figure.fraction >= 1 - 1e-12:
-        return f"{_one_line(plan.parameter)}={size}: {figure.latency_ms:.4g} ms, its optimum"
-    return (f"{_one_line(plan.parameter)}={size}: {figure.latency_ms:.4g} ms, {100 * figure.fraction:.1f}% of the "
-            f"optimum {figure.best_latency_ms:.4g} ms (config {_one_line(figure.best_config_id)})")
+        return f"{comment_line(plan.parameter)}={size}: {figure.latency_ms:.4g} ms, its optimum"
+    return (f"{comment_line(plan.parameter)}={size}: {figure.latency_ms:.4g} ms, {100 * figure.fraction:.1f}% of the "
+            f"optimum {figure.best_latency_ms:.4g} ms (config {comment_line(figure.best_config_id)})")
 
 
 def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
     k = len(plan.figures)
-    bounds, weights = _objective_text(plan.export)  # what "best" meant at each size, as the header export says
+    bounds, weights = objective_comment(plan.export)  # what "best" meant at each size, as the header export says
     lines = [
-        f"{prefix}{_one_line(plan.kernel)}: per-size dispatch {MARKER}",
-        f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
-        f"{prefix}device: {_one_line(', '.join(plan.devices))}"
+        f"{prefix}{comment_line(plan.kernel)}: per-size dispatch {MARKER}",
+        f"{prefix}sessions: {comment_line('; '.join(plan.sessions))}",
+        f"{prefix}device: {comment_line(', '.join(plan.devices))}"
         + provenance_label(plan.provenance),
-        f"{prefix}size parameter: {_one_line(plan.parameter)}; other problem parameters: {_one_line(plan.fixed or 'none')}",
+        f"{prefix}size parameter: {comment_line(plan.parameter)}; other problem parameters: {comment_line(plan.fixed or 'none')}",
         f"{prefix}tolerance {100 * plan.tolerance:g}%: every measured size"
         + (" with a feasible config" if plan.left_out else "") + " runs a config whose score is at least "
         f"1/(1+{plan.tolerance:g}) of that size's best (latency alone: at most {100 * plan.tolerance:g}% slower)",
         # after the lines an export is recognised by (so files written before these lines still are)
-        f"{prefix}constraints: {_one_line(bounds)}",
-        f"{prefix}score weights: {_one_line(weights)}",
+        f"{prefix}constraints: {comment_line(bounds)}",
+        f"{prefix}score weights: {comment_line(weights)}",
         f"{prefix}{len(plan.configs)} config{'' if len(plan.configs) == 1 else 's'} for {k} "
         + (f"of {k + plan.left_out} " if plan.left_out else "") + "measured sizes: "
         + ("the fewest possible (exact set cover)" if plan.method == "exact" else
@@ -522,9 +522,9 @@ def _comments(plan: DispatchPlan, prefix: str) -> list[str]:
         "(their arithmetic mean (a+b)/2 when either is not positive); below the smallest and above the largest "
         "measured size the nearest range's config is a guess",
     ]
-    lines += [f"{prefix}note: {_one_line(n)}" for n in plan.notes]
+    lines += [f"{prefix}note: {comment_line(n)}" for n in plan.notes]
     for index, config in enumerate(plan.configs):
-        lines.append(f"{prefix}config {index}: {_one_line(config.id)} {_one_line(config.to_dict())}")
+        lines.append(f"{prefix}config {index}: {comment_line(config.id)} {comment_line(config.to_dict())}")
     return lines
 
 
@@ -541,7 +541,7 @@ def dispatch_c(plan: DispatchPlan) -> str:
     if plan.integer and (outside := [f.size for f in plan.figures
                                       if not _LONG_LONG[0] <= int(f.size) <= _LONG_LONG[1]]):
         raise WorkbenchError(
-            f"{_one_line(plan.parameter)} = {int(outside[0])} is outside a C long long "
+            f"{comment_line(plan.parameter)} = {int(outside[0])} is outside a C long long "
             f"({_LONG_LONG[0]} to {_LONG_LONG[1]}), which the header's size parameter is; "
             "export --format dispatch-py, which takes any integer")
     ident = _identifier(plan.kernel)
@@ -560,7 +560,7 @@ def dispatch_c(plan: DispatchPlan) -> str:
         f"#define WORKBENCH_DISPATCH_{macro}_FN static inline",
         "#endif",
         "",
-        f"// the config index for size {_one_line(plan.parameter)}"
+        f"// the config index for size {comment_line(plan.parameter)}"
         + ("" if plan.integer else "; -1 for a NaN size, which no range holds"),
         f"WORKBENCH_DISPATCH_{macro}_FN int workbench_dispatch_{ident}({ctype} size)",
         "{",
@@ -603,7 +603,7 @@ def dispatch_py(plan: DispatchPlan) -> str:
     ranges = [(None if r.upper is None else (int(r.upper) if plan.integer else float(r.upper)), r.config)
               for r in plan.ranges]
     lines = [
-        f"# {_one_line(plan.kernel)}: per-size dispatch {MARKER}",
+        f"# {comment_line(plan.kernel)}: per-size dispatch {MARKER}",
         '"""Pick a tuned config by problem size (the decision list of the C header, as data).',
         "",
         doc,

@@ -516,7 +516,7 @@ def export_sessions(
 # --- shared pieces ------------------------------------------------------------------------------
 
 
-def _one_line(text: Any) -> str:
+def comment_line(text: Any) -> str:
     """Text made safe for one ``//`` comment line (or a docstring line) of generated source.
 
     Line breaks collapse to spaces; control and non-ASCII characters become ``?``; a backslash
@@ -571,7 +571,7 @@ def estimate_note(trial: Trial) -> str:
     return f"resource figures estimated from {source} (no compiler ran)"
 
 
-def _objective_text(plan: ExportPlan) -> tuple[str, str]:
+def objective_comment(plan: ExportPlan) -> tuple[str, str]:
     """The constraints and the weights as comment text (:func:`objective_text`)."""
     return objective_text(plan.constraints, plan.weights)
 
@@ -726,10 +726,10 @@ def _deciding_metrics(plan: ExportPlan) -> list[str]:
 
 def _choice_comments(plan: ExportPlan, choice: Choice, prefix: str = "// ") -> list[str]:
     lines = [
-        f"{prefix}config {choice.trial.config.id}: {_one_line(choice.trial.config.to_dict())}",
-        f"{prefix}from {_one_line(choice.session)}, trial {choice.trial.index}",
-        f"{prefix}metrics: {_one_line(_metrics_text(choice.trial, _deciding_metrics(plan)))}",
-        f"{prefix}why: {_one_line(choice.why)}",
+        f"{prefix}config {choice.trial.config.id}: {comment_line(choice.trial.config.to_dict())}",
+        f"{prefix}from {comment_line(choice.session)}, trial {choice.trial.index}",
+        f"{prefix}metrics: {comment_line(_metrics_text(choice.trial, _deciding_metrics(plan)))}",
+        f"{prefix}why: {comment_line(choice.why)}",
     ]
     return lines
 
@@ -757,18 +757,18 @@ def devices_line(plan: ExportPlan) -> str:
 
 
 def _preamble(plan: ExportPlan, prefix: str = "// ") -> list[str]:
-    bounds, weights = _objective_text(plan)
+    bounds, weights = objective_comment(plan)
     lines = [
-        f"{prefix}{_one_line(plan.kernel)}: tuned config {EXPORT_MARKER}",
-        f"{prefix}sessions: {_one_line('; '.join(plan.sessions))}",
-        f"{prefix}devices: {_one_line(devices_line(plan))}",
-        f"{prefix}problem: {_one_line(plan.problem) if plan.problem else 'none'}",
-        f"{prefix}constraints: {_one_line(bounds)}",
-        f"{prefix}score weights: {_one_line(weights)}",
+        f"{prefix}{comment_line(plan.kernel)}: tuned config {EXPORT_MARKER}",
+        f"{prefix}sessions: {comment_line('; '.join(plan.sessions))}",
+        f"{prefix}devices: {comment_line(devices_line(plan))}",
+        f"{prefix}problem: {comment_line(plan.problem) if plan.problem else 'none'}",
+        f"{prefix}constraints: {comment_line(bounds)}",
+        f"{prefix}score weights: {comment_line(weights)}",
     ]
     if plan.template is not None:
-        lines.append(f"{prefix}template source hash: {_one_line(plan.template.source_hash())}")
-    lines += [f"{prefix}note: {_one_line(n)}" for n in plan.notes]
+        lines.append(f"{prefix}template source hash: {comment_line(plan.template.source_hash())}")
+    lines += [f"{prefix}note: {comment_line(n)}" for n in plan.notes]
     return lines
 
 
@@ -782,15 +782,15 @@ def _header(plan: ExportPlan) -> str:
     out += _preamble(plan)
     if len(plan.choices) == 1:
         choice = plan.choices[0]
-        out += [f"// device: {_one_line(choice.device)}", *_choice_comments(plan, choice)]
+        out += [f"// device: {comment_line(choice.device)}", *_choice_comments(plan, choice)]
         out += slot_defines(plan, choice.trial.config)
     else:
         out.append("// Define one of these to select a device's own config; otherwise the portable config applies:")
-        out += [f"//   -D{target_macro(c.device)}  ({_one_line(c.device)})" for c in plan.choices]
+        out += [f"//   -D{target_macro(c.device)}  ({comment_line(c.device)})" for c in plan.choices]
         keyword = "#if"
         for choice in plan.choices:
             out.append(f"{keyword} defined({target_macro(choice.device)})")
-            out += [f"// device: {_one_line(choice.device)}", *_choice_comments(plan, choice)]
+            out += [f"// device: {comment_line(choice.device)}", *_choice_comments(plan, choice)]
             out += slot_defines(plan, choice.trial.config)
             keyword = "#elif"
         out.append("#else")
@@ -807,7 +807,7 @@ def _header(plan: ExportPlan) -> str:
         out += ["", "// the problem the config was tuned for (the template reads these)", *problem]
     if plan.template is not None and plan.template.compile_options:  # measured so: compile it the same way
         out += ["", f"// compile the template with the options it was tuned with: "
-                    f"{_one_line(' '.join(plan.template.compile_options))}"]
+                    f"{comment_line(' '.join(plan.template.compile_options))}"]
     out += ["", f"#endif  // {guard}", ""]
     return "\n".join(out)
 
@@ -824,10 +824,10 @@ def _cuda(plan: ExportPlan) -> str:
     problem = template.resolve_problem(plan.problem)
     head = _preamble(plan)
     head += _choice_comments(plan, choice)
-    # every text a spec gave goes through _one_line: the loaders refuse line breaks in names and
+    # every text a spec gave goes through comment_line: the loaders refuse line breaks in names and
     # options, and an export is the last place where one would become code
-    head.append(f'// entry: extern "C" __global__ {_one_line(template.entry)}(...)')
-    head.append(f"// launch: {_one_line(template.entry)}<<<dim3({grid[0]}, {grid[1]}, {grid[2]}), "
+    head.append(f'// entry: extern "C" __global__ {comment_line(template.entry)}(...)')
+    head.append(f"// launch: {comment_line(template.entry)}<<<dim3({grid[0]}, {grid[1]}, {grid[2]}), "
                 f"dim3({block[0]}, {block[1]}, {block[2]}), {smem}>>>(...)")
     head.append("// arguments, in order:")
     for arg in template.args:
@@ -835,16 +835,16 @@ def _cuda(plan: ExportPlan) -> str:
             continue
         if arg.kind == "scalar":
             value = arg.value(problem) if arg.value else problem[arg.name]
-            head.append(f"//   {_one_line(arg.name)}: scalar {_one_line(arg.dtype)} = {_one_line(repr(value))}")
+            head.append(f"//   {comment_line(arg.name)}: scalar {comment_line(arg.dtype)} = {comment_line(repr(value))}")
         else:
             shape = tuple(int(v) for v in arg.shape(problem))
             reset = {"zero": " (zero it before every launch)", "poison": ""}.get(arg.reset, "")
-            head.append(f"//   {_one_line(arg.name)}: {_one_line(arg.kind)} {_one_line(arg.dtype)} array of shape "
+            head.append(f"//   {comment_line(arg.name)}: {comment_line(arg.kind)} {comment_line(arg.dtype)} array of shape "
                         f"{shape}{reset}")
     for name in template.constants:
-        head.append(f"//   (__constant__ {_one_line(name)}: copied to the module's symbol before launching)")
+        head.append(f"//   (__constant__ {comment_line(name)}: copied to the module's symbol before launching)")
     if template.compile_options:
-        head.append(f"// compile options: {_one_line(' '.join(template.compile_options))}")
+        head.append(f"// compile options: {comment_line(' '.join(template.compile_options))}")
         # their macros written out, in order and as written: the file is to compile on its own, and
         # a source reading a -D macro did not ("identifier SCALE is undefined"); other options are
         # the compiler's to be given (the loaders refuse a line break in an option)
@@ -856,8 +856,8 @@ def _cuda(plan: ExportPlan) -> str:
             head.append(f"#undef {name}" if value is None else f"#define {name} {value}".rstrip())
     headers = _own_headers(template)
     if headers:
-        head.append(f"// includes headers of the template's folder ({_one_line(str(Path(template.source_path).parent))}): "
-                    f"{_one_line(', '.join(h.as_posix() for h in headers))}; keep them beside this file")
+        head.append(f"// includes headers of the template's folder ({comment_line(str(Path(template.source_path).parent))}): "
+                    f"{comment_line(', '.join(h.as_posix() for h in headers))}; keep them beside this file")
     return "\n".join(head) + "\n" + template.render(config, problem, line_directive=False)
 
 

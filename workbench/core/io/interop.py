@@ -57,11 +57,11 @@ from workbench.core.fs import MAX_FILE_BYTES, atomic_write, read_capped
 from workbench.core.domain.session import (
     NON_NEGATIVE_METRICS,
     Session,
-    _check_name,
-    _checked_problem,
-    _decode_session,
-    _failer,
-    _IntTooLong,
+    check_name,
+    checked_problem,
+    decode_session,
+    session_failer,
+    IntTooLong,
     loads_bounded,
     problem_key,
 )
@@ -220,7 +220,7 @@ def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) 
         return loads_bounded(text, hook), None
     except json.JSONDecodeError as exc:
         first_error = exc
-    except _IntTooLong as exc:
+    except IntTooLong as exc:
         raise SessionFormatError(f"{path}: {exc}") from None
     except RecursionError:
         raise SessionFormatError(f"{path}: JSON nested too deeply") from None
@@ -253,7 +253,7 @@ def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) 
             del repeated[:]  # (the failed parse's names come again)
         try:
             data = loads_bounded(closed, hook)
-        except _IntTooLong as exc:
+        except IntTooLong as exc:
             raise SessionFormatError(f"{path}: {exc}") from None
         except (json.JSONDecodeError, RecursionError):
             continue
@@ -757,12 +757,12 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
                          f"(in some or all records): {printable(fields)}{more}")
     device_name = data.get("device_name")
     kernel_name = data.get("kernel_name")
-    fail = _failer(source)
+    fail = session_failer(source)
     kernel = str(kernel_name) if kernel_name else _file_kernel_name(p)
-    _check_name(kernel, "kernel_name", fail)
+    check_name(kernel, "kernel_name", fail)
     device = str(device_name) if device_name else "unknown"
-    _check_name(device, "device_name", fail)
-    problem = _checked_problem(_problem(data.get("problem_size")), "problem_size", fail)
+    check_name(device, "device_name", fail)
+    problem = checked_problem(_problem(data.get("problem_size")), "problem_size", fail)
     session = Session(
         kernel=kernel,
         kind="recording",
@@ -813,7 +813,7 @@ def _check_header(session: Session, source: str) -> None:
     much as the import). The trials meet the loader's rules as they are built: only finite numbers
     are read from a record, amounts are not negative, every value is in its slot's domain.
     """
-    _decode_session(replace(session, space=None, trials=[]).to_dict(), source)
+    decode_session(replace(session, space=None, trials=[]).to_dict(), source)
 
 
 # ------------------------------------------------------------------------------------------------
