@@ -628,9 +628,18 @@ def test_a_session_of_a_folders_template_named_like_a_shipped_one_never_exports_
     out = tmp_path / "mine.cu"
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
     assert "MY OWN VARIANT" in out.read_text()
-    # a shipped template's own session (no folder named) exports as before
+    # a shipped template's own session exports as before: with no folder named, and with a folder
+    # named that holds no template of its name (tune --kernel-dir records every folder it was given)
     save_session(sessions["vector_add"], path)
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(tmp_path / "shipped.cu")]) == 0
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "saxpy.cu").write_text("// another kernel\n")
+    session.backend = {**session.backend, "options": {**session.backend["options"], "kernel_dirs": [str(other)]}}
+    save_session(session, path)
+    for fmt in ("cuda", "header"):
+        assert cli_main(["export", str(path), "--format", fmt, "--out", str(tmp_path / f"named.{fmt}")]) == 0, fmt
+    capsys.readouterr()
 
 def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(sessions: dict[str, Session],
                                                                              tmp_path: Path,

@@ -219,6 +219,21 @@ def test_simulated_gpus_predict_the_configs_they_did_not_measure() -> None:
     assert simulator_predictors([recorded("GPU A", {(32, 1): 1.0})]) == ({}, [])
 
 
+
+def test_a_session_of_a_folders_template_named_like_a_shipped_one_is_not_predicted_with_the_shipped_code(
+        tmp_path: Path) -> None:
+    """Predictions for it came from the shipped namesake's model: another kernel's figures."""
+    h200 = sim_session("vector_add", "H200", 8, seed=1)
+    t4 = sim_session("vector_add", "T4", 8, seed=2)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "vector_add.cu").write_text("// my own vector_add\n")
+    t4.backend = {**t4.backend, "options": {**t4.backend["options"], "kernel_dirs": [str(mine)]}}
+    predictors, notes = simulator_predictors([h200, t4])
+    assert set(predictors) == {h200.device["name"]}
+    assert notes == [f"{t4.device['name']}: no prediction (its template 'vector_add' comes from {mine}, which is "
+                     f"not loaded; use --kernel-dir {mine})"]
+
 def test_a_prediction_above_the_runs_best_is_explained_and_simulated_cells_are_not_called_measured() -> None:
     """"100.5%" of an optimum read as an error to a student, and "predicted cells are the
     simulator's figures, not measurements" implied the other cells were measured when every

@@ -392,3 +392,27 @@ def test_markup_in_a_files_names_is_shown_as_written_never_drawn(window, tmp_pat
     tip = plain_tip(f"doc: {markup}\nsecond line")
     assert "<font" not in tip and "<img" not in tip and "<br>" in tip and "HACKED" in tip
     assert plain_tip("a < b\nc") == "a < b\nc"  # what Qt shows as written stays as it is
+
+
+def test_a_session_of_a_folders_template_named_like_a_shipped_one_shows_no_shipped_source(tmp_path):
+    """The source view (and Compare) showed the shipped vector_add as "vector_add.cu rendered for
+    this config" for a session that tuned a folder's own vector_add, without a word."""
+    import dataclasses
+
+    from workbench.core.domain.session import load_session
+    from workbench.gui.source_view import render_source
+    from workbench.runner.controller import RunRequest, run_to_end
+
+    run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                          backend_options={"compile": "estimate"}), tmp_path / "sim.json")
+    session = load_session(tmp_path / "sim.json")
+    mine, empty = tmp_path / "mine", tmp_path / "empty"
+    mine.mkdir()
+    empty.mkdir()
+    (mine / "vector_add.cu").write_text("// my own vector_add\n")
+    for folders, shown in (([str(mine)], False), ([str(empty)], True)):
+        named = dataclasses.replace(session, backend={
+            **session.backend, "options": {**session.backend["options"], "kernel_dirs": folders}})
+        text, note = render_source(named, named.trials[0].config)
+        assert ("__global__" in text) is shown, note
+        assert shown or (f"comes from the folder {str(mine)!r}, which is not loaded" in note), note

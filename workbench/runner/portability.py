@@ -31,6 +31,7 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
     names another template than its kernel is not predicted: the file alone would choose what is
     loaded.
     """
+    from workbench.core.domain.templates import folder_holding, is_shipped_name
     from workbench.core.io.export import unloaded_dirs
     from workbench.runner.costmodel import sim_predictor
 
@@ -50,6 +51,13 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
             continue
         recorded = dict(options)
         template = (templates or {}).get(session.kernel)
+        own = folder_holding(session.kernel, unloaded_dirs(recorded, kernel_dirs))
+        if own is not None and (template.is_shipped if template is not None else is_shipped_name(session.kernel)) \
+                and folder_holding(session.kernel, [str(d) for d in kernel_dirs]) is None:
+            # the shipped namesake is other code: its predictions would be of another kernel
+            notes.append(f"{name}: no prediction (its template {session.kernel!r} comes from {own}, which is not "
+                         f"loaded; use --kernel-dir {own})")
+            continue
         options["kernel_dirs"] = [] if template is not None else [str(d) for d in kernel_dirs]  # never the session's own
         options["problem"] = {**session.problem, **(at or {})}
         try:

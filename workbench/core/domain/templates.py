@@ -624,6 +624,38 @@ def ceil_div(a: int, b: int) -> int:
     return -(-int(a) // int(b))
 
 
+def is_shipped_name(name: str) -> bool:
+    """Whether the shipped library has a template file of that name (``NAME.py`` or
+    ``NAME.kernel.json``), told by the names alone."""
+    try:
+        folder = kernels_dir()
+    except TemplateError:
+        return False
+    return any((folder / f"{name}{suffix}").is_file() for suffix in (".py", DECLARATIVE_SUFFIX))
+
+
+def folder_holding(name: str, folders: Sequence[str | os.PathLike[str]]) -> str | None:
+    """The first of ``folders`` (other than the shipped library's) that holds files named after
+    template ``name`` (``NAME.py``, ``NAME.cu`` or ``NAME.kernel.json``), else None: where a session's
+    template of a shipped template's name came from, told by looking at names alone (nothing is
+    loaded, no code runs). A session of such a folder's template is not the shipped template's,
+    and the shipped one's source stands for none of its trials."""
+    try:
+        shipped: Path | None = kernels_dir().resolve()
+    except TemplateError:
+        shipped = None
+    for folder in folders:
+        path = Path(folder)
+        try:
+            if shipped is not None and path.resolve() == shipped:
+                continue
+            if any((path / f"{name}{suffix}").is_file() for suffix in (".py", ".cu", DECLARATIVE_SUFFIX)):
+                return str(folder)
+        except (OSError, ValueError):  # an unreadable or malformed path holds nothing we can see
+            continue
+    return None
+
+
 def kernels_dir() -> Path:
     """The folder of shipped templates: ``$KERNEL_WORKBENCH_KERNELS_DIR``, or the library shipped
     with the running package (the checkout's ``kernels/``, or the installed wheel's copy; see

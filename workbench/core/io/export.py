@@ -47,7 +47,7 @@ from workbench.core.domain.objective import Constraints, Weights, objective_text
 from workbench.core.domain.portability import max_min_pick
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
-from workbench.core.domain.templates import c_literal, c_string_body
+from workbench.core.domain.templates import c_literal, c_string_body, folder_holding
 from workbench.core.io.export_seal import seal_json, seal_text
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
@@ -153,7 +153,10 @@ def find_template(session: Session, templates: Mapping[str, Any] | None = None,
     searched. The session's own ``kernel_dirs`` are never loaded: a template folder holds Python
     specs, and opening or exporting a file must not run code the file points at. Whoever wants a
     folder's template passes it (``kernel_dirs``: folders the user named on the command line or
-    picked in the GUI). A recording is matched by kernel name and slot names.
+    picked in the GUI). A recording is matched by kernel name and slot names. A shipped template is
+    not the session's when a folder the session names, and that was not given, holds files of its
+    name (:func:`~workbench.core.domain.templates.folder_holding`): that folder's namesake is what
+    ran.
 
     A folder that is missing, or the kernel's own spec that does not load, is an error naming it (as
     for ``tune --kernel-dir``): passed over, it left "no template found, use --kernel-dir" in its
@@ -169,6 +172,11 @@ def find_template(session: Session, templates: Mapping[str, Any] | None = None,
     else:
         template = templates.get(session.kernel)
     if template is None:
+        return None
+    options = session.backend.get("options", {}) if isinstance(session.backend, dict) else {}
+    if template.is_shipped and folder_holding(session.kernel, unloaded_dirs(options, kernel_dirs)) is not None:
+        # the session tuned a template of that name from a folder not given: the shipped namesake
+        # is other code, and its source with the tuned config's defines is no export of what ran
         return None
     names = {s.name for s in session.space.slots} if session.space is not None else set()
     if names != {s.name for s in template.slots} or not set(session.problem) <= set(template.problem):
@@ -221,13 +229,9 @@ def plan_export(
                                  f"{problem}; an export serves one problem")
 
     options = first.backend.get("options", {}) if isinstance(first.backend, dict) else {}
-    unloaded = unloaded_dirs(options, kernel_dirs)
     template = find_template(first, templates, kernel_dirs)
-    if template is not None and any(find_template(s, {template.name: template}) is None for s in sessions[1:]):
-        template = None
-    if template is not None and unloaded and template.is_shipped:
-        # the session tuned a template of that name from a folder not given: the shipped namesake
-        # is other code, and its source with the tuned config's defines is no export of what ran
+    if template is not None and any(find_template(s, {template.name: template}, kernel_dirs) is None
+                                    for s in sessions[1:]):
         template = None
     notes: list[str] = []
     changed = ""
@@ -294,7 +298,7 @@ def plan_export(
         weights=weights, choices=choices, portable=portable, template=template,
         source_hash=first.source_hash, sessions=labels, provenance=sessions_provenance(sessions), device_provenance=origins, notes=notes,
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
-        seed=_seed(options.get("seed")), unloaded_dirs=unloaded,
+        seed=_seed(options.get("seed")), unloaded_dirs=unloaded_dirs(options, kernel_dirs),
         names_as_recorded=template is None and reads_recorded_names(first), template_changed=changed,
     )
 
