@@ -1125,7 +1125,7 @@ def test_export_writes_every_trial_as_csv_or_a_kernel_tuner_cache_from_the_comma
     assert cli("import-kt", write(tmp_path, data), "--out", imported).returncode == 0
     for out in (tmp_path / "imported.kt.json", "-"):
         done = cli("export", imported, "--format", "kt-cache", "--out", out)
-        assert done.returncode == 0 and done.stderr == "" or out == "-", done.stderr
+        assert done.returncode == 0 and (done.stderr == "" or out == "-"), done.stderr
     assert cli("import-kt", tmp_path / "imported.kt.json", "--out", tmp_path / "again.json").returncode == 0
     assert {t["id"]: t["metrics"].get("latency_ms") for t in json.loads((tmp_path / "again.json").read_text())["trials"]} \
         == {t["id"]: t["metrics"].get("latency_ms") for t in json.loads(imported.read_text())["trials"]}

@@ -285,6 +285,7 @@ def test_an_automated_window_whose_slot_fails_ends_with_exit_1(tmp_path, monkeyp
     until it was killed, with no error line and no exit status for a script to read."""
     import sys
 
+    from workbench.core.domain.session import load_session
     from workbench.gui.app import main
     from workbench.gui.main_window import MainWindow
 
@@ -298,6 +299,7 @@ def test_an_automated_window_whose_slot_fails_ends_with_exit_1(tmp_path, monkeyp
     assert main(str(tmp_path / "demo.json"), run, None, True) == 1
     assert "RuntimeError: a defect in the slot" in capsys.readouterr().err
     assert sys.excepthook is hook  # put back
+    assert len(load_session(tmp_path / "demo.json").trials) == 2  # what it measured is still saved
 
 def test_a_new_session_file_written_by_another_program_during_the_run_is_kept_and_said(tmp_path, monkeypatch, capsys):
     """``gui NEW.json --run``: a ``tune --out NEW.json`` that wrote the file meanwhile saw its

@@ -453,13 +453,12 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         for a signal the failed slot would have sent never ended, so it ends now with exit 1."""
         traceback.print_exception(kind, value, tb)
         status["code"] = 1
+        status["defect"] = 1
         app.exit(1)
 
     # (signal handlers belong to the main thread; a window made elsewhere, in a test, goes without)
     relay = SignalRelay(on_signal) if threading.current_thread() is threading.main_thread() else None
     previous_hook = sys.excepthook
-    if quit_when_done:
-        sys.excepthook = on_defect
     QTimer.singleShot(0, begin)
     # Garbage is collected in the GUI thread only, on a timer (pyqtgraph's collector): collected in
     # the engine thread, a widget's Python wrapper has Shiboken delete the widget from the GUI thread
@@ -467,7 +466,15 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     # deletion needs, and both wait for ever (seen once, in a test run of the window).
     collector = GarbageCollector(interval=1.0)
     try:
+        if quit_when_done:
+            sys.excepthook = on_defect
         code = app.exec()
+        if "defect" in status and new_file:  # what the run measured still goes to SESSION, as on a signal
+            window.stop_run_unshown()
+            try:
+                save_new_file()
+            except Exception:  # noqa: BLE001 - a second defect: said, and the exit stays 1
+                traceback.print_exc()
         if "signal" in status:
             print("interrupted" if status["signal"] == signal.SIGINT else "terminated", file=sys.stderr)
             if new_file:  # the run's trials go to SESSION, as at its end (they went to an autosave)

@@ -792,7 +792,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         strategy = with_pruning(strategy, predictor, settings.prune_keep)
         cost_model = predictor.gpu
         if cost_model.note:
-            log.warning("cost model: %s", cost_model.note)
+            notes.append(f"cost model: {cost_model.note}")  # said as the run's other warnings are
     else:
         cost_model = None
 

@@ -15,10 +15,11 @@ points, so they can be viewed, ranked and replayed like anything the workbench m
 A record's ``time`` is Kernel Tuner's own figure (the mean of its repetitions with its default
 observers, or whatever an observer put there), while the workbench's ``latency_ms`` is the median
 of a config's repetitions with ``latency_p20_ms`` / ``latency_p80_ms`` around it. So ``latency_ms``
-is the median of the record's ``times`` when it has them (its ``time`` when it has none), and
-``time`` itself is kept as the metric ``kt_time_ms``: a mean dragged up by one slow repetition
-would otherwise be called a median and fall outside its own p20..p80 band. Exports back to the
-cache format write ``kt_time_ms`` as ``time``, so Kernel Tuner reads its own figure again.
+is the median of the record's ``times`` when it has them (else the median this workbench's own
+export carried beside ``time``, :data:`CARRIED_SPREAD`, else ``time``), and ``time`` itself is kept
+as the metric ``kt_time_ms``: a mean dragged up by one slow repetition would otherwise be called a
+median and fall outside its own p20..p80 band. Exports back to the cache format write
+``kt_time_ms`` as ``time``, so Kernel Tuner reads its own figure again, and the median beside it.
 
 Public API:
 
@@ -120,7 +121,9 @@ DERIVED_METRICS = frozenset({LATENCY, KT_TIME, "latency_p20_ms", "latency_p80_ms
 #: record), so a session read under another rule is told apart from one read now: continuing it
 #: would rank figures read two ways against each other. Change :data:`KT_READING` whenever what a
 #: record's metrics mean changes. A session without the key was read when ``latency_ms`` was
-#: Kernel Tuner's ``time``.
+#: Kernel Tuner's ``time``. (Reading the median an export carried, :data:`CARRIED_SPREAD`, kept
+#: the rule: it is the same median of the same repetitions, in files that only exports made since
+#: write.)
 KT_READING_KEY: Final = "kt_reading"
 KT_READING = "latency_ms=median(times)"
 
