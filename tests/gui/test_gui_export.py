@@ -310,3 +310,18 @@ def test_the_windows_export_warns_when_the_template_is_not_the_code_tuned(window
     window.export_best(str(tmp_path / "best.cu"))
     said = window.statusBar().currentMessage()
     assert said.startswith(f"exported {tmp_path / 'best.cu'}; warning: the template (") and "changed since" in said
+
+
+def test_an_export_of_a_session_another_run_still_writes_says_so(window, cli, tmp_path):
+    """As ``export`` says it: the window's export of it was a snapshot without a word."""
+    from workbench.core.io.session_lock import SessionLock
+
+    session = tmp_path / "run.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    window.open_session(session)
+    with SessionLock(session):  # a run of another program writing it
+        window.export_csv(str(tmp_path / "t.csv"))
+        assert "note: a run is still writing this session" in window.statusBar().currentMessage()
+    window.export_csv(str(tmp_path / "t2.csv"))
+    assert "still writing" not in window.statusBar().currentMessage()

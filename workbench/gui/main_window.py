@@ -1870,7 +1870,14 @@ class MainWindow(QMainWindow):
         """Say where an export went, with what else there is to say of it (``said``: a note, a
         warning), and note the file this window has just written (with its size and time, so a
         file put there since is not taken for it). A chart exported for a slide gave no sign that
-        it was written."""
+        it was written. A session that a run of another program is still writing is exported as it
+        was opened, which is said (as ``export`` says it): a recommendation from a half-finished
+        run read as a final one."""
+        from workbench.core.io.session_lock import locked_by_other
+
+        if self.path is not None and not self.running and locked_by_other(self.path):
+            said = (*said, "note: a run is still writing this session: the export is of the trials opened; "
+                           "export again (after File > Open) once that run has ended")
         self.statusBar().showMessage("; ".join([f"exported {target}", *said]), 30000 if said else 8000)
         try:
             info = target.stat()
