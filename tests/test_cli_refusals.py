@@ -266,6 +266,15 @@ def test_a_metric_that_is_not_a_finite_number_is_kept_as_text_and_the_measuremen
     assert details["notes"] == [f"error_db={value!r} is not a finite number: kept as text, not as a metric"]
 
 
+def test_a_metric_name_no_session_would_open_with_fails_the_candidate_with_why() -> None:
+    """The trial was recorded, and the session saved with it did not open again."""
+    from workbench.backends.python import _metrics_of
+
+    assert _metrics_of({"latency_ms": 2.0, "m" * 201: 1.0}) == \
+        "measure() returned a metric name of 201 characters (at most 200)"
+    metrics, _ = _metrics_of({"latency_ms": 2.0, "m" * 200: 1.0})
+    assert "m" * 200 in metrics
+
 @pytest.mark.parametrize("text, said", [
     # a spec whose TEMPLATE sits in a try block is a spec: its own exception is what is reported
     ("try:\n    import no_such_module_here\n    TEMPLATE = None\nexcept ImportError:\n"

@@ -330,6 +330,28 @@ def test_a_negative_latency_is_refused(tmp_path: Path) -> None:
         load_session(write(tmp_path / "s.json", doc))
 
 
+def test_a_metric_name_longer_than_any_name_is_refused_in_one_line(tmp_path: Path, capsys) -> None:
+    """One metric named with 100,000 characters held the window for half a minute at 4 GB (every
+    column, chart and menu measures the name); ``show`` read it without a word."""
+    doc = session_doc()
+    doc["trials"][1]["metrics"]["a" * 100_000] = 1.0
+    err = one_line_error(capsys, ["show", str(write(tmp_path / "s.json", doc))])
+    assert "a metric name of 100,000 characters (at most 200)" in err and len(err) < 400
+    doc["trials"][1]["metrics"] = {"latency_ms": 2.0, "b" * 200: 1.0}  # the longest name allowed
+    assert "b" * 200 in load_session(write(tmp_path / "ok.json", doc)).trials[1].measurement.metrics
+
+
+@pytest.mark.parametrize("moment", [1e300, -1e20, float("inf")])
+def test_a_trial_time_no_calendar_holds_is_refused_on_load(moment: float, tmp_path: Path, capsys) -> None:
+    """``export --format kt-cache`` of such a file ended in a traceback turning it into a date."""
+    doc = session_doc()
+    doc["trials"][1]["finished_at"] = moment
+    text = json.dumps(doc).replace("Infinity", "1e999")  # (a literal the reader takes as infinite)
+    (tmp_path / "s.json").write_text(text)
+    err = one_line_error(capsys, ["export", str(tmp_path / "s.json"), "--format", "kt-cache", "--out",
+                                  str(tmp_path / "x.json")])
+    assert "trials[1].finished_at" in err and "is not a time" in err and not (tmp_path / "x.json").exists()
+
 def test_a_zero_latency_of_a_successful_trial_opens_as_the_failure_it_is(tmp_path: Path) -> None:
     """Older files may hold one (the backends recorded 0 ms before refusing it): the file opens,
     with that trial a failure saying why, and every other trial as it was."""
@@ -906,9 +928,9 @@ def test_a_megabyte_of_text_in_a_trial_is_cut_in_an_exports_comment(tmp_path: Pa
     assert cli_main(["export", str(path), "--format", "header", "--out", str(out)]) == 0
     longest = max(len(line) for line in out.read_text().splitlines())
     assert longest < 2300 and "x" * 100 in out.read_text()
-    from workbench.core.io.export import MAX_COMMENT_CHARS, _one_line
+    from workbench.core.io.export import MAX_COMMENT_CHARS, comment_line
 
-    cut = _one_line("y" * 3_000_000)  # any text a comment line carries
+    cut = comment_line("y" * 3_000_000)  # any text a comment line carries
     assert len(cut) < MAX_COMMENT_CHARS + 60 and cut.endswith("(cut: longer than a comment line needs)")
 
 

@@ -1176,3 +1176,16 @@ def test_a_failed_record_that_holds_repetitions_is_said(tmp_path: Path, time: fl
     notes.clear()
     import_kt_cache(write(tmp_path, synthetic(False)), notes)
     assert not any("read as failed" in n for n in notes)
+
+
+def test_a_record_field_with_a_name_longer_than_any_metric_name_is_left_out_and_said(tmp_path: Path) -> None:
+    """It became a metric of that name, and the session saved from the import did not open again."""
+    data = synthetic(False)
+    for record in data["cache"].values():
+        record["x" * 300] = 1.0
+    notes: list[str] = []
+    session = import_kt_cache(write(tmp_path, data), notes)
+    assert not any(len(name) > 200 for t in session.trials for name in t.measurement.metrics)
+    assert any("a name of 300 characters (a metric's has at most 200)" in note for note in notes), notes
+    save_session(session, tmp_path / "s.json")
+    assert len(load_session(tmp_path / "s.json").trials) == len(session.trials)

@@ -1505,3 +1505,21 @@ def test_an_export_or_copy_of_a_session_a_run_still_writes_says_it_is_of_the_tri
     assert again.returncode == 0 and "being written" not in again.stderr
     resumed = cli("tune", "--resume", str(session), "--budget", "1", "--quiet")  # in place: its own lock
     assert resumed.returncode == 0 and "being written" not in resumed.stderr, resumed.stderr
+
+
+def test_a_session_whose_indices_are_used_up_is_not_continued_past_them(cli, tmp_path: Path) -> None:
+    """A trial at index 2**63-1 (which a file may hold): the continued run saved its new trials at
+    2**63 and on, a file its own loader refused, with every trial in it, and ended in a traceback."""
+    session = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+               "--budget", "3", "--out", str(session), "--quiet").returncode == 0
+    doc = json.loads(session.read_text())
+    doc["trials"][2]["index"] = 2**63 - 2
+    session.write_text(json.dumps(doc))
+    before = session.read_bytes()
+    refused = cli("tune", "--resume", str(session), "--budget", "3")
+    assert "leaves room for 1 more trial of the 2**63 a session holds, not 3" in one_line_error(refused)
+    assert session.read_bytes() == before
+    done = cli("tune", "--resume", str(session), "--budget", "1", "--quiet")  # the last index there is
+    assert done.returncode == 0, done.stderr
+    assert max(t.index for t in load_session(session).trials) == 2**63 - 1

@@ -164,6 +164,8 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
             # a name a weight, a bound or a direction can give (``GFLOP/s`` -> gflops, ``my score``
             # -> my_score): the one every list of known metrics then shows
             name = metric_name(str(key))
+            if len(name) > MAX_NAME_CHARS:  # a session would not open with it
+                return f"measure() returned a metric name of {len(name):,} characters (at most {MAX_NAME_CHARS})"
             if number < 0 and name in NON_NEGATIVE_METRICS:  # (a latency must be above 0, said as below)
                 return f"measure() returned {key}={number!r}; it must be {'a finite number > 0' if name == LATENCY else '>= 0'}"
             if not math.isfinite(number) and name != LATENCY:  # (latency has its own line below)

@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.backends.replay import load_recording, reading_now
-from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, quoted
+from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.metrics import check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
@@ -780,6 +780,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         settings = dataclasses.replace(settings, budget=done + budget)
     elif request.time_limit_s is not None or settings.time_limit_s is not None:
         settings = dataclasses.replace(settings, budget=None)
+    if session is not None:
+        _check_index_room(session, budget)
 
     choice = ExecutorChoice(settings.executor, settings.ray_address, settings.devices, settings.allow_mixed_gpus)
     plan = plan_execution(spec, choice, settings.workers, batch_parallel=strategy_class(strategy_name).batch_parallel)
@@ -1121,6 +1123,19 @@ def _without_remote_execution(recorded: RunSettings, request: RunRequest) -> tup
                          "chooses where a run's work is sent (give --ray-address to connect to it)")
         recorded = dataclasses.replace(recorded, ray_address=None)
     return recorded, notes
+
+
+def _check_index_room(session: Session, budget: int | None) -> None:
+    """Refuse, before anything runs, a run whose trials would need an index past 2**63-1, which no
+    session file holds: a continued file of a crafted index near the end was saved with trials its
+    loader then refused, every trial of it unreadable. (A run without a budget needs room for as
+    many trials as its time limit allows: a million is more than any finishes.)"""
+    room = MAX_COUNT + 1 - session.next_index()
+    wanted = budget if budget is not None else 1_000_000
+    if room < wanted:
+        raise WorkbenchError(f"the session's trial indices reach {session.next_index() - 1:,}, which leaves room for "
+                             f"{counted(max(room, 0), 'more trial')} of the 2**63 a session holds, not {wanted:,}; "
+                             "continue it with a smaller budget, or start a new session")
 
 
 def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: Session | None) -> int | None:

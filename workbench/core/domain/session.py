@@ -474,6 +474,9 @@ def _named_metrics(metrics: dict[str, float], where: str, fail: Fail) -> dict[st
     keys = tuple(metrics)
     if keys in _NAMED_KEY_SETS:
         return metrics
+    long = next((key for key in keys if len(key) > MAX_NAME_CHARS), None)
+    if long is not None:  # (every column, chart and export names it: 100,000 characters held the window)
+        fail(f"{where}.{_short(long)}", f"a metric name of {len(long):,} characters (at most {MAX_NAME_CHARS})")
     if all(key.isidentifier() and key.isascii() for key in keys):
         if len(_NAMED_KEY_SETS) < 1024:
             _NAMED_KEY_SETS.add(keys)
@@ -606,11 +609,11 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
         fail(f"{mwhere}.details", f"expected an object, got {_type_name(details)}")
 
     started = rec.get("started_at", 0.0)
-    if type(started) not in _NUMBER_TYPES:
-        fail(f"{where}.started_at", f"{started!r} is not a number")
     finished = rec.get("finished_at", 0.0)
-    if type(finished) not in _NUMBER_TYPES:
-        fail(f"{where}.finished_at", f"{finished!r} is not a number")
+    for field_name, moment in (("started_at", started), ("finished_at", finished)):
+        # a time every reader can turn into a date (an export's timestamp failed on 1e300)
+        if type(moment) not in _NUMBER_TYPES or not -MAX_EPOCH_S <= moment <= MAX_EPOCH_S:
+            fail(f"{where}.{field_name}", f"{_short(moment)} is not a time (seconds since the epoch, before the year 10000)")
     timings = rec.get("timings")
     timings = _numbers(timings, f"{where}.timings", fail) if timings is not None else {}
     worker = rec.get("worker", "")

@@ -56,6 +56,7 @@ from workbench.core.domain.records import provenance
 from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.fs import MAX_FILE_BYTES, atomic_write, read_capped
 from workbench.core.domain.session import (
+    MAX_NAME_CHARS,
     NON_NEGATIVE_METRICS,
     Session,
     check_name,
@@ -486,6 +487,11 @@ def _measurement(
         if name in not_metrics or not _is_number(value):
             continue
         ours = KT_METRICS.get(name) or identifier_of(name)  # (an import lower-cases every other name)
+        if len(ours) > MAX_NAME_CHARS:  # a session would not open with it
+            if unread is not None:
+                unread.setdefault(f"{name[:40]}...", f"a name of {len(name):,} characters (a metric's has at most "
+                                                    f"{MAX_NAME_CHARS})")
+            continue
         if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
             if unread is not None:
                 unread.setdefault(name, f"the field {field_of[ours]!r} is the metric {ours} already" if ours in field_of
@@ -955,7 +961,10 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
                 if math.isfinite(float(value)):
                     record[kt_name] = float(value)
         if trial.finished_at:
-            record["timestamp"] = str(datetime.fromtimestamp(trial.finished_at, tz=timezone.utc))
+            try:
+                record["timestamp"] = str(datetime.fromtimestamp(trial.finished_at, tz=timezone.utc))
+            except (OverflowError, ValueError, OSError):  # a time no calendar of this platform holds: none written
+                pass
         cache[key] = record
         written[key] = trial
     document = {
