@@ -856,7 +856,9 @@ class MetricChart(ChartBase):
         self.no_data.setVisible(False)
         x, y = model.metric(x_name), model.metric(y_name)
         index = np.arange(model.n)
-        shown = ~model.failed_mask() & np.isfinite(x) & np.isfinite(y)
+        # an aborted trial is no failure: what it measured (its compile's figures, the bound its
+        # timing stopped above) is drawn, infeasible under the limit in force
+        shown = (~model.failed_mask() | model.aborted_mask()) & np.isfinite(x) & np.isfinite(y)
         if self.log_x:
             shown &= x > 0
         if self.log_y:
