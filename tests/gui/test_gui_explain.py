@@ -440,6 +440,9 @@ def test_parallel_coordinates_and_slices_draw_every_trial_across_slots_and_score
     assert view.value_label_texts()[:7] == ["64", "128", "256", "512", "atomic", "tree", "shuffle"]
     xs, ys = view.feasible.getData()
     assert len(xs) == 4 * model.n  # 3 axes + a break per trial
+    # the legend names the lines drawn: every trial is feasible, so no "infeasible" (it was always there)
+    assert "feasible" in view.legend.text() and "infeasible" not in view.legend.text()
+    assert "best feasible" in view.legend.text()
     best = model.ranking.best
     _, best_y = view.best.getData()
     assert best_y[-1] == pytest.approx(model.ranking.score[best]) == pytest.approx(1.0)

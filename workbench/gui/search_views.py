@@ -92,6 +92,15 @@ class _HiddenUntilShown(QWidget):
         raise NotImplementedError
 
 
+def _legend_text(feasible: bool, infeasible: bool, best: bool) -> str:
+    """The parallel coordinates' legend: the kinds of line drawn ("infeasible" beside lines that are
+    all feasible named a series that was not there)."""
+    entries = [(shown, colour, name) for shown, colour, name in (
+        (feasible, "#0072b2", "feasible"), (infeasible, "#969696", "infeasible"), (best, "#f0aa00", "best feasible"))
+        if shown]
+    return " &nbsp; ".join(f'<span style="color:{colour}">━</span> {name}' for _, colour, name in entries)
+
+
 class ParallelCoordinates(_HiddenUntilShown):
     """One axis per slot plus the score; every successful trial a line, the best one highlighted."""
 
@@ -113,8 +122,7 @@ class ParallelCoordinates(_HiddenUntilShown):
         self.axis_names: list[str] = []
         self._drawn: tuple[list[str], list[list[Any]], int] | None = None  # what the value labels were drawn for
         self.plot.getPlotItem().getViewBox().sigResized.connect(self._on_resized)
-        legend = QLabel('<span style="color:#0072b2">━</span> feasible &nbsp; <span style="color:#969696">━</span> '
-                        'infeasible &nbsp; <span style="color:#f0aa00">━</span> best feasible')
+        self.legend = legend = QLabel(_legend_text(True, True, True))
         legend.setObjectName("plotLegend")  # sized by the style sheets, so the zoom reaches it
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -142,6 +150,9 @@ class ParallelCoordinates(_HiddenUntilShown):
         drawn = _line_sample(ok, MAX_LINES)
         for item, mask in ((self.feasible, drawn & feasible), (self.infeasible, drawn & ~feasible)):
             item.setData(*_polylines(rows[mask]))
+        legend = _legend_text(bool((drawn & feasible).any()), bool((drawn & ~feasible).any()), ranking.best is not None)
+        if self.legend.text() != legend:  # the series drawn, as every chart's legend names them
+            self.legend.setText(legend)
         shown, total = int(drawn.sum()), int(ok.sum())
         self.sample_note.setText(f"{shown:,} of {total:,} successful trials drawn (an even sample; the best "
                                  "feasible always)" if shown < total else "")
