@@ -246,6 +246,12 @@ def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(wi
     explore.set_axes("slot:block_m", "latency_bound_ms")
     explore.refresh()
     assert not explore.no_data.isVisible() and len(explore.infeasible.data) == 6 and len(explore.feasible.data) == 0
+    from workbench.gui.compare_view import CompareView
+
+    compare = CompareView(window.model)  # (its curve's legend read "(best no successful trial)")
+    compare._draw_curves()
+    assert "(no successful trial)" in compare.curve_legend.text() and "best no" not in compare.curve_legend.text()
+    compare.deleteLater()
     lo, hi = window.model.data_range("latency_ms")
     assert hi == max(t.metric("latency_bound_ms") for t in window.model.trials)
     # a replay of it cannot re-measure them: the window does not send the person to its button

@@ -366,10 +366,10 @@ class CompareView(QWidget):
             curve = pg.PlotDataItem(x[keep], best[keep], pen=pg.mkPen(*colour, width=2.5, style=style), stepMode=None)
             self.plot.addItem(curve)
             self.curves.append(curve)
-            final = fmt(float(best[keep][-1])) + " ms" if keep.any() else "no successful trial"
+            final = f"best {fmt(float(best[keep][-1]))} ms" if keep.any() else "no successful trial"
             which = "this session" if k == 0 and session is self.model.session else f"session {k + 1}"
             entry = (f'<span style="color:rgb{colour}">{stroke}</span> {which}: '
-                     f'{html.escape(session_label(session))} (best {final})')
+                     f'{html.escape(session_label(session))} ({final})')
             if sessions and session is not sessions[0] and session.kernel != sessions[0].kernel:
                 entry += f" <span style='color:{WARNING_TEXT}'>(another kernel: its latencies measure other work)</span>"
             elif elsewhere is not None:
