@@ -389,3 +389,15 @@ def test_a_predicted_cell_is_marked_with_a_star_the_first_note_explains(window, 
     assert any(c.source == "predicted" for row in view.report.matrix for c in row), texts  # (these seeds' bests differ)
     assert any(text.endswith("%*") for text in texts) and not any("(predicted)" in text for text in texts)
     assert "(predicted)" not in view.portable.text() and view.notes.text().startswith("* predicted by the simulator")
+
+
+def test_the_size_field_names_every_size_parameter_compared(window, cli, tmp_path: Path) -> None:
+    """It said "at size: m=4096" for sgemm's m=4096, n=4096, k=4096: one of the three."""
+    session = tmp_path / "s.json"
+    assert cli("tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    window.open_session(session)
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert view.at.placeholderText() == "at size: m=4096, n=4096, k=4096"

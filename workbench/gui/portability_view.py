@@ -320,7 +320,9 @@ class PortabilityView(QWidget):
         # the size compared when the field is empty: the one the window shows of an open sweep
         shown = self.model.shown_problem()
         problem = dict(shown) if shown is not None else dict(sessions[0].problem) if sessions else {}
-        self.at.setPlaceholderText("at size: " + (", ".join(f"{k}={v}" for k, v in list(problem.items())[:1])
+        # every whole-number parameter (the sizes; sgemm's m, n and k, not only m), else the first one
+        sizes = [(k, v) for k, v in problem.items() if isinstance(v, int) and not isinstance(v, bool)]
+        self.at.setPlaceholderText("at size: " + (", ".join(f"{k}={v}" for k, v in sizes or list(problem.items())[:1])
                                                    or "NAME=VALUE"))
         self.files.clear()
         current, own = self._current(), self._open_file()
