@@ -1039,6 +1039,22 @@ def test_a_front_of_other_metrics_than_latency_is_named_and_its_metrics_can_be_p
     assert "registers" in offered and "occupancy" in offered, offered
 
 
+
+def test_a_front_whose_objective_never_varies_says_so(window, cli, tmp_path):
+    """Every config of a transpose moves the same memory: its front of latency and memory is one
+    config on a flat chart, which the card gave as "1 feasible config on it (show --json lists
+    them)", a command-line flag in the window and no word on why."""
+    from workbench.gui.text import metric_label
+
+    path = tmp_path / "front.json"
+    done = cli("tune", "transpose", "--backend", "sim", "--resources", "estimated", "--budget", "10",
+               "--objectives", "latency_ms,memory_mb", "--executor", "inline", "--quiet", "--out", path)
+    assert done.returncode == 0, done.stderr
+    window.open_session(path)
+    text = window.best_card.text()
+    assert ": 1 feasible config on it (the command line's <i>show --json</i> lists it)" in text, text
+    assert f"{metric_label('memory_mb')} is the same for every feasible config, so it trades nothing" in text
+
 def test_a_front_of_a_benchmarks_own_metrics_keeps_every_other_metric_on_offer(window, cli, tmp_path):
     """Offering the front's metrics on the trade-off axis must not take away the other metrics a
     session without memory figures offers there (energy, beside merit and tflops)."""

@@ -43,7 +43,8 @@ class BestCard(QFrame):
         self.body.setTextFormat(Qt.TextFormat.RichText)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.body.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self._front: tuple[object, int | None] = (None, None)  # (what it was counted for, feasible configs on the front)
+        #: (what it was counted for, (feasible configs on the front, the objectives every feasible config ties on))
+        self._front: tuple[object, tuple[int, list[str]] | None] = (None, None)
         self.chart_metric = ""  # the trade-off chart's y axis (see show_also)
         self.select_button = QPushButton("Show in table")
         self.select_button.clicked.connect(self._on_select_clicked)
@@ -146,14 +147,22 @@ class BestCard(QFrame):
             else:
                 points = np.column_stack([-float(d or 0) * model.metric(m) for m, d in zip(objectives, directions)])
                 feasible = np.asarray(model.ranking.feasible, dtype=bool) & ~model.failed_mask()
-                self._front = (key, front_size(points[feasible]))
-        on_front = self._front[1]
-        if on_front is None:
+                # an objective every feasible config has the same figure of trades nothing: said, or a
+                # front of one config on a flat chart read as a defect
+                flat = [m for m, column in zip(objectives, points[feasible].T)
+                        if len(column) > 1 and np.isfinite(column).all() and np.ptp(column) == 0]
+                self._front = (key, (front_size(points[feasible]), flat))
+        if self._front[1] is None:
             return ""
+        on_front, flat = self._front[1]
         names = ", ".join(metric_label(m) for m in objectives)
+        listed = "the command line's <i>show --json</i> lists " + ("it" if on_front == 1 else "them")
+        same = (f" {html.escape(', '.join(metric_label(m) for m in flat))} "
+                f"{'is' if len(flat) == 1 else 'are'} the same for every feasible config, so "
+                f"{'it trades' if len(flat) == 1 else 'they trade'} nothing against the others." if flat else "")
         return (f"This session searched the Pareto front of <b>{html.escape(names)}</b>: {on_front} feasible "
-                f"config{'s' if on_front != 1 else ''} on it (<i>show --json</i> lists them); the config "
-                "below is the best by the score weights.")
+                f"config{'s' if on_front != 1 else ''} on it ({listed}); the config below is the best by the "
+                f"score weights.{same}")
 
     def _fastest_text(self, best: int) -> str:
         """When the recommendation is not the fastest successful config: what kept the fastest out."""
