@@ -51,7 +51,7 @@ MIN_TRIALS = 20
 TOP_QUANTILE = 0.1
 #: Larger sessions are subsampled (seeded) to keep one computation well under a second.
 MAX_TRIALS = 2000
-METHOD = "PED-ANOVA (optuna.importance.PedAnovaImportanceEvaluator)"
+METHOD = "PED-ANOVA (Optuna's importance evaluator)"
 
 
 @dataclass(frozen=True)
