@@ -241,7 +241,7 @@ def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_
     assert picker.currentText() == "size: n=67108864"
     # none of the sizes is the session's own problem (show and export name no size): said on opening
     assert window.model.session.problem["n"] not in (4096, 1 << 20, 1 << 26)
-    assert "none of them its own problem: showing n=67108864" in window.statusBar().currentMessage()
+    assert "a sweep of 3 sizes: showing n=67108864" in window.statusBar().currentMessage()
     picker.setCurrentIndex(0)
     picker.activated.emit(0)
     assert window.model.shown_problem()["n"] == 4096

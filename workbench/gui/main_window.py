@@ -1567,7 +1567,7 @@ class MainWindow(QMainWindow):
         label = size_label(shown, in_plan_order(session, size_parameters(problems)))
         last = problem_key(shown) == problem_key(problems[-1])
         which = "the size added last" if last else "the last size added that has a feasible config"
-        self.statusBar().showMessage(f"a sweep of {len(problems)} sizes, none of them its own problem: showing "
+        self.statusBar().showMessage(f"a sweep of {len(problems)} sizes: showing "
                                      f"{label}, {which}; the size box picks another", 15000)
 
     def _put_back(self, before: tuple[Any, ...], controls: dict[str, Any] | None) -> None:
