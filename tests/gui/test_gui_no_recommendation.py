@@ -252,6 +252,11 @@ def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(wi
     compare._draw_curves()
     assert "(no successful trial)" in compare.curve_legend.text() and "best no" not in compare.curve_legend.text()
     compare.deleteLater()
+    # the failure log lists failures, which they are not: its empty list says where they are
+    window.failures.refresh()
+    said = window.failures.log.placeholderText()
+    assert said == "no failed trial among 6 (6 stopped early above the latency limit: the status filter's 'aborted' " \
+        "lists them)", said
     lo, hi = window.model.data_range("latency_ms")
     assert hi == max(t.metric("latency_bound_ms") for t in window.model.trials)
     # a replay of it cannot re-measure them: the window does not send the person to its button

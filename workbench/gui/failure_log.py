@@ -194,9 +194,13 @@ class FailureLog(QWidget):
         (it asked to "select a failure" from an empty table)."""
         n, listed = len(self.model.trials), self.proxy.rowCount()
         status = self.status_combo.currentText()
+        aborted = int(self.model.aborted_mask().sum()) if n else 0
+        # aborted trials are no failures, so the default filter lists none: said, with where they are
+        where_aborted = (f" ({aborted} stopped early above the latency limit: the status filter's 'aborted' "
+                         "lists them)" if aborted and status == "failed" else "")
         self.log.setPlaceholderText(
             SELECT_A_FAILURE if listed else "no trials yet" if not n else
-            f"no failed trial among {n}" if status == "failed" else f"no {status} trial among {n}")
+            f"no failed trial among {n}{where_aborted}" if status == "failed" else f"no {status} trial among {n}")
 
     def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not current.isValid():
