@@ -30,7 +30,7 @@ from typing import Any, Mapping
 
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.backends.sim import SimBackend, describe_sim_device
-from workbench.core.model.compiler import CACHE_DIR_ENV
+from workbench.core.fs import user_folder
 from workbench.core.model.gpus import load_gpu
 from workbench.core.domain.measurement import LATENCY
 from workbench.core.domain.space import SearchSpace
@@ -62,12 +62,7 @@ def landscape_name(template: str, gpu: str = "H200") -> str:
 
 def cache_dir() -> Path:
     """``$KERNEL_WORKBENCH_CACHE_DIR/sim-landscapes``, else the user cache folder's."""
-    override = os.environ.get(CACHE_DIR_ENV)
-    if override:
-        return Path(override).expanduser() / "sim-landscapes"
-    import platformdirs  # only needed for the disk cache
-
-    return Path(platformdirs.user_cache_dir("kernel-workbench")) / "sim-landscapes"
+    return user_folder("cache") / "sim-landscapes"
 
 
 def model_version(gpu: str) -> str:

@@ -56,7 +56,7 @@ class TrialRefined:
 EndReason = Literal["budget", "time_limit", "exhausted", "stopped", "plateau", "error", "interrupted"]
 
 #: Each end in a word or two, as a status line says it (every reason has one: a test checks).
-END_WORDS: dict[str, str] = {
+END_WORDS: dict[EndReason, str] = {
     "budget": "budget", "time_limit": "time limit", "exhausted": "nothing left to measure",
     "stopped": "stopped", "plateau": "no improvement", "error": "error", "interrupted": "interrupted",
 }

@@ -30,8 +30,6 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.fs import read_capped, user_folder
 from workbench.core.domain.includes import included_files, with_toolkit_headers
 
-#: Environment variable that moves the on-disk compile cache (tests point it at a temporary folder).
-CACHE_DIR_ENV = "KERNEL_WORKBENCH_CACHE_DIR"
 #: Bump when the cached record's layout or the parser changes, so stale entries are ignored.
 _CACHE_FORMAT = 1
 _MEMORY_CACHE_SIZE = 512
