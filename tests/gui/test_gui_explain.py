@@ -778,7 +778,7 @@ def test_a_simulated_quality_that_compared_nothing_says_so() -> None:
 
     modelled = _metric_note("quality", 1.0, ROUNDED_REFERENCE)
     assert modelled.startswith(" <span style='color:#555'>(not checked: the simulator runs no kernel")
-    assert "a wrong kernel gets it too" in modelled and "against a float64 reference" not in modelled
+    assert "the reference rounded to float32" in modelled and "against a float64 reference" not in modelled
     emulated = _metric_note("quality", 0.9, "emulation")  # the simulator's NumPy emulation of the config
     assert "against a float64 reference" in emulated and "simulated: the config's arithmetic emulated" in emulated
     assert "no kernel ran" in emulated and "simulated" not in _metric_note("quality", 0.9, None)  # a GPU's

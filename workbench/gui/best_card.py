@@ -203,8 +203,8 @@ def _metric_note(name: str, value: float, quality_source: object = None) -> str:
     if name == "quality" and isinstance(value, (int, float)) and math.isfinite(value):
         digits, most = _digits_of(float(value))
         if quality_source == ROUNDED_REFERENCE:
-            return (f" <span style='color:#555'>(not checked: the simulator runs no kernel, so this is only the "
-                    f"reference rounded to float32, {digits} of {most} digits; a wrong kernel gets it too)</span>")
+            return (f" <span style='color:#555'>(not checked: the simulator runs no kernel; the reference rounded "
+                    f"to float32, {digits} of {most} digits)</span>")
         if quality_source == EMULATION:
             return (f" <span style='color:#555'>(simulated: the config's arithmetic emulated in NumPy, {digits} "
                     f"of the {most} correct digits float32 can carry, against a float64 "
