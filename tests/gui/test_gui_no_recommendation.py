@@ -237,9 +237,16 @@ def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(wi
     assert "Re-measure aborted button" in text and "tune --remeasure-aborted" not in text  # the window's way
     # the charts say why they are empty, and the latency slider reaches the trials' lower bounds:
     # dragging it right is how they become worth re-measuring
-    window.tradeoff_chart.refresh()
-    said = window.tradeoff_chart.no_data.textItem.toPlainText()
-    assert window.tradeoff_chart.no_data.isVisible() and "6 stopped early under the latency limit" in said
+    tradeoff = window.tradeoff_chart
+    tradeoff.refresh()
+    said = tradeoff.no_data.textItem.toPlainText()
+    assert tradeoff.no_data.isVisible() and "6 stopped early under the latency limit" in said
+    # each is drawn at the latency its timing was seen to exceed, against the limit line: where the
+    # hopeless configs lie (the chart was empty, its axis "memory" with no figure chosen)
+    bounds = window.model.metric("latency_bound_ms")
+    assert sorted(tradeoff.aborted.data.tolist()) == list(range(6)) and tradeoff.y_combo.currentData()
+    assert sorted(10 ** tradeoff.aborted.xs) == pytest.approx(sorted(bounds))  # (log latency axis)
+    assert "aborted&nbsp;above" in tradeoff.legend.text()
     # what they measured (a lower bound on their latency, their compile's figures) is drawn, grey:
     # the explore chart offered "aborted above" as an axis and drew nothing on it
     explore = window.metric_chart

@@ -36,10 +36,11 @@ def relative_spread(values: np.ndarray) -> float:
 
 
 def has_data(model: Any, name: str) -> bool:
-    """True when some successful trial reports ``name``."""
+    """True when some successful or aborted trial reports ``name`` (an aborted trial is no failure:
+    its compile's figures and the bound its timing stopped above are measured)."""
     if model.n == 0:
         return False
-    return bool(np.isfinite(model.metric(name)[~model.failed_mask()]).any())
+    return bool(np.isfinite(model.metric(name)[~model.failed_mask() | model.aborted_mask()]).any())
 
 
 def tradeoff_metrics(model: Any) -> list[str]:

@@ -18,6 +18,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
+from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.axes import (
     MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, geometric_slot,
@@ -394,15 +395,19 @@ class TradeoffChart(ChartBase):
         self.pareto_point.setZValue(8)  # under the best config's star, which it rings
         self.best = scatter_item(BEST, symbol="star", size=18, pen=OUTLINE, hover=self._tip)
         self.default = scatter_item(DEFAULT, symbol="d", size=14, pen=OUTLINE, hover=self._tip)
+        # a trial aborted above the latency limit, at the latency its timing was seen to exceed (its
+        # own is further right): where the hopeless configs lie against the limit line
+        self.aborted = scatter_item(None, symbol="t2", size=9, pen=INFEASIBLE, hover=self._tip)
         self.best.setZValue(10)
         self.default.setZValue(9)
         for item, name, glyph, style in ((self.infeasible, "infeasible", "○", INFEASIBLE), (self.feasible, "feasible", "●", FEASIBLE),
+                                         (self.aborted, "aborted above (its latency is more)", "▷", INFEASIBLE),
                                          (self.pareto, "Pareto front", "━", PARETO_PEN),
                                          (self.pareto_point, "Pareto front (one config)", "○", PARETO_PEN),
                                          (self.best, "best feasible", "★", BEST),
                                          (self.default, "default config", "◇", DEFAULT), (self.spread, "latency p20–p80", "─", SPREAD_PEN)):
             self._add_series(item, name, glyph, style)
-        for item in (self.infeasible, self.feasible, self.best, self.default):
+        for item in (self.infeasible, self.feasible, self.best, self.default, self.aborted):
             item.sigClicked.connect(self._clicked)
         self.plot.addItem(self.selected_item, ignoreBounds=True)  # a selection must not move the axes
         label_opts = {"position": LIMIT_LABEL_AT, "color": (213, 94, 0), "fill": (255, 255, 255, 200), "movable": True}
@@ -503,6 +508,12 @@ class TradeoffChart(ChartBase):
         latency, memory = model.metric("latency_ms"), model.metric(self.y_name)
         ok = ~model.failed_mask() if model.n else np.zeros(0, dtype=bool)
         shown = ok & np.isfinite(latency) & np.isfinite(memory)
+        bound = model.metric(LATENCY_BOUND)
+        aborted = model.aborted_mask() & np.isfinite(bound) & (bound > 0) & np.isfinite(memory) if model.n else ok
+        if ranking is not None and aborted.any():
+            self.aborted.setData(x=self.tx(bound)[aborted], y=memory[aborted], data=np.flatnonzero(aborted))
+        else:
+            self.aborted.setData([], [])
         if ranking is None or model.n == 0 or not shown.any():
             for item in (self.feasible, self.infeasible, self.best, self.default, self.pareto_point):
                 item.setData([], [])
