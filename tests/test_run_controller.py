@@ -1523,3 +1523,21 @@ def test_a_session_whose_indices_are_used_up_is_not_continued_past_them(cli, tmp
     done = cli("tune", "--resume", str(session), "--budget", "1", "--quiet")  # the last index there is
     assert done.returncode == 0, done.stderr
     assert max(t.index for t in load_session(session).trials) == 2**63 - 1
+
+
+def test_re_measuring_or_sweeping_a_session_whose_indices_are_used_up_is_refused_before_it_runs(
+        cli, tmp_path: Path) -> None:
+    """The index check held for a continued run only: re-measuring aborted trials went past
+    2**63-1 (a traceback, and a file that did not open), and a sweep ran its first sizes first."""
+    session = tmp_path / "s.json"
+    assert cli("tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+               "--budget", "3", "--max-latency-ms", "0.001", "--out", str(session), "--quiet").returncode == 0
+    doc = json.loads(session.read_text())
+    doc["trials"][2]["index"] = 2**63 - 1
+    session.write_text(json.dumps(doc))
+    before = session.read_bytes()
+    refused = cli("tune", "--remeasure-aborted", "--out", str(session), "--max-latency-ms", "100")
+    assert "leaves room for 0 more trials of the 2**63 a session holds, not 3" in one_line_error(refused)
+    refused = cli("tune", "--resume", str(session), "--sizes", "m=64,128", "--budget", "2")
+    assert "leaves room for 0 more trials" in one_line_error(refused)
+    assert session.read_bytes() == before

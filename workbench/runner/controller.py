@@ -461,6 +461,7 @@ def prepare_cells(request: RunRequest, session: Session, output: str | os.PathLi
         spec = _spec_for_continue(request, session)
         _check_sizes(spec, _open_continued_target(spec, session), [p for p, _c in by_size.values()])
         todo = [SizeRun(problem, len(configs)) for problem, configs in by_size.values()]
+        _check_index_room(session, sum(size.budget for size in todo))
         wanted = {problem_key(p): c for p, c in by_size.values()}
         if request.constraints is not None:  # recorded once: each size then keeps the session's current one
             session.constraints = request.constraints
@@ -678,6 +679,7 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         raise WorkbenchError(template=f"every size of the sweep already has {fewest} evaluations or more, the "
                                       f"{plan.budget} per size asked for; raise {{budget}} (evaluations per size) "
                                       "or add sizes to {sizes}")
+    _check_index_room(session, sum(size.budget for size in todo))  # the whole sweep, before its first size
     set_sweep_plan(session, plan)
     # The request's objective is the session's now (the base run above recorded it); each size
     # takes the session's objective as it is when that size starts, so a constraint or weight
@@ -1030,6 +1032,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
             raise WorkbenchError(f"--remeasure-aborted: {out} records no search space to re-measure in")
         own = problem_key(session.problem)
         count = sum(len(configs) for _problem, configs in groups)
+        _check_index_room(session, count)  # each re-measure is a new trial
         message = f"re-measuring {count} aborted candidates" + (f" at {len(groups)} sizes" if len(groups) > 1 else "")
 
         def run_at(problem: Mapping[str, Any], configs: Sequence[Config], held: SessionLock | None) -> Run:
