@@ -6,6 +6,7 @@ import csv
 import gzip
 import json
 import math
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -1189,3 +1190,18 @@ def test_a_record_field_with_a_name_longer_than_any_metric_name_is_left_out_and_
     assert any("a name of 300 characters (a metric's has at most 200)" in note for note in notes), notes
     save_session(session, tmp_path / "s.json")
     assert len(load_session(tmp_path / "s.json").trials) == len(session.trials)
+
+
+def test_an_import_whose_timings_or_timestamps_no_calendar_holds_still_opens_once_saved(tmp_path: Path) -> None:
+    """A compile time of 1e15 ms made the trial's start a date before any year, and a timestamp in
+    the year 9999 behind UTC a time past the last one a session reads: the import saved a file its
+    loader refused."""
+    data = synthetic(False)
+    first, second = list(data["cache"].values())[:2]
+    first["compile_time"], first["timestamp"] = 1e15, "2024-01-01 00:00:00+00:00"
+    second["timestamp"] = "9999-12-31T23:59:59-12:00"
+    session = import_kt_cache(write(tmp_path, data))
+    save_session(session, tmp_path / "s.json")
+    back = load_session(tmp_path / "s.json")
+    assert back.trials[0].started_at == back.trials[0].finished_at == datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
+    assert back.trials[1].finished_at == 0.0  # unknown, as a record without a timestamp

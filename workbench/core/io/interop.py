@@ -56,6 +56,7 @@ from workbench.core.domain.records import provenance
 from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.fs import MAX_FILE_BYTES, atomic_write, read_capped
 from workbench.core.domain.session import (
+    MAX_EPOCH_S,
     MAX_NAME_CHARS,
     NON_NEGATIVE_METRICS,
     Session,
@@ -318,7 +319,9 @@ def _timestamp(value: Any) -> float:
         return 0.0
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=timezone.utc)
-    return stamp.timestamp()
+    moment = stamp.timestamp()
+    # a time a session holds (the year 9999 in a zone behind UTC lies past the last second it reads)
+    return moment if -MAX_EPOCH_S <= moment <= MAX_EPOCH_S else 0.0
 
 
 def _repeated_times(record: Mapping[str, Any]) -> list[float]:
@@ -748,6 +751,8 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         measurement, timings = _measurement(record, not_metrics, where, spread, unread)
         finished = _timestamp(record.get("timestamp"))
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
+        if not -MAX_EPOCH_S <= started <= finished <= MAX_EPOCH_S:  # (durations of millennia: the start unknown)
+            started = finished if -MAX_EPOCH_S <= finished <= MAX_EPOCH_S else 0.0
         trials.append(Trial(index, config, measurement, started, finished, timings, ""))
 
     if notes is not None:
