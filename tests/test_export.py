@@ -640,6 +640,14 @@ def test_a_session_of_a_folders_template_named_like_a_shipped_one_never_exports_
     for fmt in ("cuda", "header"):
         assert cli_main(["export", str(path), "--format", fmt, "--out", str(tmp_path / f"named.{fmt}")]) == 0, fmt
     capsys.readouterr()
+    # the folder since moved away (or the file opened on another machine): its code identity, which
+    # the shipped template never had, tells that the shipped one is not what ran
+    gone = copy.deepcopy(sessions["vector_add"])
+    gone.source_hash = "0123456789abcdef"
+    gone.backend = {**gone.backend, "options": {**gone.backend["options"], "kernel_dirs": [str(tmp_path / "moved")]}}
+    save_session(gone, path)
+    assert cli_main(["export", str(path), "--format", "cuda", "--out", str(tmp_path / "gone.cu")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"use --kernel-dir {tmp_path / 'moved'}")
 
 def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(sessions: dict[str, Session],
                                                                              tmp_path: Path,

@@ -227,6 +227,7 @@ def test_a_session_of_a_folders_template_named_like_a_shipped_one_is_not_predict
     t4 = sim_session("vector_add", "T4", 8, seed=2)
     mine = tmp_path / "mine"
     mine.mkdir()
+    (mine / "vector_add.py").write_text((Path(__file__).resolve().parents[1] / "kernels" / "vector_add.py").read_text())
     (mine / "vector_add.cu").write_text("// my own vector_add\n")
     t4.backend = {**t4.backend, "options": {**t4.backend["options"], "kernel_dirs": [str(mine)]}}
     predictors, notes = simulator_predictors([h200, t4])

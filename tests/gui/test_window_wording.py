@@ -409,7 +409,10 @@ def test_a_session_of_a_folders_template_named_like_a_shipped_one_shows_no_shipp
     mine, empty = tmp_path / "mine", tmp_path / "empty"
     mine.mkdir()
     empty.mkdir()
+    shipped = Path(__file__).resolve().parents[2] / "kernels"
+    (mine / "vector_add.py").write_text((shipped / "vector_add.py").read_text())
     (mine / "vector_add.cu").write_text("// my own vector_add\n")
+    (empty / "vector_add.cu").write_text("// a source alone: no template of that name\n")
     for folders, shown in (([str(mine)], False), ([str(empty)], True)):
         named = dataclasses.replace(session, backend={
             **session.backend, "options": {**session.backend["options"], "kernel_dirs": folders}})

@@ -23,7 +23,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
-from workbench.core.domain.templates import folder_holding
+from workbench.core.domain.templates import folder_holding, stands_in_for_another
 from workbench.gui.model import SessionModel
 from workbench.core.domain.figures import fmt
 
@@ -76,10 +76,11 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
         return "", f"the template could not be loaded: {exc}"
     opened_here = os.path.abspath(folder) if folder else None
     folders = [d for d in options.get("kernel_dirs", ()) or () if isinstance(d, str) and os.path.abspath(d) != opened_here]
-    own = folder_holding(session.kernel, folders) if template is not None and template.is_shipped else None
-    if template is None or own is not None:  # (the shipped namesake of a folder's template is other code)
+    other = template is not None and stands_in_for_another(template, session.source_hash, folders) is not None
+    if template is None or other:  # (the shipped namesake of a folder's template is other code)
         if folders:
-            return "", (f"template {session.kernel!r} comes from the folder {(own or folders[0])!r}, which is not loaded "
+            own = folder_holding(session.kernel, folders) or folders[0]
+            return "", (f"template {session.kernel!r} comes from the folder {own!r}, which is not loaded "
                         "(opening a file never runs code); File > Open kernel folder... shows it in the kernel editor")
         return "", f"no template named {session.kernel!r} on this machine (a recording has no source)"
     slots = {slot.name for slot in session.space.slots} if session.space is not None else set(config)

@@ -624,6 +624,22 @@ def ceil_div(a: int, b: int) -> int:
     return -(-int(a) // int(b))
 
 
+def stands_in_for_another(template: KernelTemplate, source_hash: str, unloaded: Sequence[str]) -> str | None:
+    """Why the shipped ``template`` is not the code a session of its name ran, or None when it may
+    be: the session names template folders that were not loaded (``unloaded``, where its template
+    came from), and one of them holds a spec of that name, or its code identity (``source_hash``)
+    is none the shipped template ever had (the folder is gone, or on another machine). The shipped
+    namesake's source with the tuned config's defines is then no export of what ran."""
+    if not template.is_shipped or not unloaded:
+        return None
+    own = folder_holding(template.name, unloaded)
+    if own is not None:
+        return f"its template comes from {own}"
+    if source_hash and source_hash not in {template.source_hash(), *template.earlier_hashes()}:
+        return f"its template came from {unloaded[0]}, and the shipped {template.name!r} is other code"
+    return None
+
+
 def is_shipped_name(name: str) -> bool:
     """Whether the shipped library has a template file of that name (``NAME.py`` or
     ``NAME.kernel.json``), told by the names alone."""
@@ -635,11 +651,10 @@ def is_shipped_name(name: str) -> bool:
 
 
 def folder_holding(name: str, folders: Sequence[str | os.PathLike[str]]) -> str | None:
-    """The first of ``folders`` (other than the shipped library's) that holds files named after
-    template ``name`` (``NAME.py``, ``NAME.cu`` or ``NAME.kernel.json``), else None: where a session's
-    template of a shipped template's name came from, told by looking at names alone (nothing is
-    loaded, no code runs). A session of such a folder's template is not the shipped template's,
-    and the shipped one's source stands for none of its trials."""
+    """The first of ``folders`` (other than the shipped library's) that holds a template spec
+    named after template ``name`` (``NAME.py`` or ``NAME.kernel.json``, as templates are found), else
+    None: where a session's template of a shipped template's name came from, told by looking at
+    names alone (nothing is loaded, no code runs)."""
     try:
         shipped: Path | None = kernels_dir().resolve()
     except TemplateError:
@@ -649,7 +664,7 @@ def folder_holding(name: str, folders: Sequence[str | os.PathLike[str]]) -> str 
         try:
             if shipped is not None and path.resolve() == shipped:
                 continue
-            if any((path / f"{name}{suffix}").is_file() for suffix in (".py", ".cu", DECLARATIVE_SUFFIX)):
+            if any((path / f"{name}{suffix}").is_file() for suffix in (".py", DECLARATIVE_SUFFIX)):
                 return str(folder)
         except (OSError, ValueError):  # an unreadable or malformed path holds nothing we can see
             continue

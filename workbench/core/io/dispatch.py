@@ -279,6 +279,9 @@ def plan_dispatch(
             start = i
 
     template = find_template(first, templates, kernel_dirs)
+    if template is not None and any(find_template(s, {template.name: template}, kernel_dirs) is None
+                                    for s in sessions[1:]):
+        template = None  # (a pooled session's template is another: none stands for all, as for one export)
     space = first.space
     export = ExportPlan(
         kernel=first.kernel, kind=first.kind, problem=dict(first.problem), constraints=constraints, weights=weights,

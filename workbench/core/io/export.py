@@ -47,7 +47,7 @@ from workbench.core.domain.objective import Constraints, Weights, objective_text
 from workbench.core.domain.portability import max_min_pick
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
-from workbench.core.domain.templates import c_literal, c_string_body, folder_holding
+from workbench.core.domain.templates import c_literal, c_string_body, stands_in_for_another
 from workbench.core.io.export_seal import seal_json, seal_text
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
@@ -154,9 +154,8 @@ def find_template(session: Session, templates: Mapping[str, Any] | None = None,
     specs, and opening or exporting a file must not run code the file points at. Whoever wants a
     folder's template passes it (``kernel_dirs``: folders the user named on the command line or
     picked in the GUI). A recording is matched by kernel name and slot names. A shipped template is
-    not the session's when a folder the session names, and that was not given, holds files of its
-    name (:func:`~workbench.core.domain.templates.folder_holding`): that folder's namesake is what
-    ran.
+    not the session's when the session's template came from a folder that was not given
+    (:func:`~workbench.core.domain.templates.stands_in_for_another`).
 
     A folder that is missing, or the kernel's own spec that does not load, is an error naming it (as
     for ``tune --kernel-dir``): passed over, it left "no template found, use --kernel-dir" in its
@@ -174,7 +173,7 @@ def find_template(session: Session, templates: Mapping[str, Any] | None = None,
     if template is None:
         return None
     options = session.backend.get("options", {}) if isinstance(session.backend, dict) else {}
-    if template.is_shipped and folder_holding(session.kernel, unloaded_dirs(options, kernel_dirs)) is not None:
+    if stands_in_for_another(template, session.source_hash, unloaded_dirs(options, kernel_dirs)) is not None:
         # the session tuned a template of that name from a folder not given: the shipped namesake
         # is other code, and its source with the tuned config's defines is no export of what ran
         return None
