@@ -339,6 +339,10 @@ def test_a_metric_name_longer_than_any_name_is_refused_in_one_line(tmp_path: Pat
     assert "a metric name of 100,000 characters (at most 200)" in err and len(err) < 400
     doc["trials"][1]["metrics"] = {"latency_ms": 2.0, "b" * 200: 1.0}  # the longest name allowed
     assert "b" * 200 in load_session(write(tmp_path / "ok.json", doc)).trials[1].measurement.metrics
+    # one that its identifier form makes longer (m_ before a digit) would be saved so and not open again
+    doc["trials"][1]["metrics"] = {"latency_ms": 2.0, "1" + "b" * 199: 1.0}
+    err = one_line_error(capsys, ["show", str(write(tmp_path / "grown.json", doc))])
+    assert "a metric name of 202 characters as an identifier (at most 200)" in err
 
 
 @pytest.mark.parametrize("moment", [1e300, -1e20, float("inf")])

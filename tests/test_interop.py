@@ -1187,7 +1187,7 @@ def test_a_record_field_with_a_name_longer_than_any_metric_name_is_left_out_and_
     notes: list[str] = []
     session = import_kt_cache(write(tmp_path, data), notes)
     assert not any(len(name) > 200 for t in session.trials for name in t.measurement.metrics)
-    assert any("a name of 300 characters (a metric's has at most 200)" in note for note in notes), notes
+    assert any("a name of 300 characters as a metric (at most 200)" in note for note in notes), notes
     save_session(session, tmp_path / "s.json")
     assert len(load_session(tmp_path / "s.json").trials) == len(session.trials)
 

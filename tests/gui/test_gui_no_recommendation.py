@@ -253,6 +253,7 @@ def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(wi
     explore.set_axes("slot:block_m", "latency_bound_ms")
     explore.refresh()
     assert not explore.no_data.isVisible() and len(explore.infeasible.data) == 6 and len(explore.feasible.data) == 0
+    assert explore.y_log.isEnabled()  # (the bounds are all positive: a log axis is theirs to choose)
     from workbench.gui.compare_view import CompareView
 
     compare = CompareView(window.model)  # (its curve's legend read "(best no successful trial)")

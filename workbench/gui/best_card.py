@@ -149,17 +149,20 @@ class BestCard(QFrame):
                 feasible = np.asarray(model.ranking.feasible, dtype=bool) & ~model.failed_mask()
                 # an objective every feasible config has the same figure of trades nothing: said, or a
                 # front of one config on a flat chart read as a defect
+                configs = {model.trials[i].config.id for i in np.flatnonzero(feasible)}
                 flat = [m for m, column in zip(objectives, points[feasible].T)
-                        if len(column) > 1 and np.isfinite(column).all() and np.ptp(column) == 0]
+                        if len(configs) > 1 and np.isfinite(column).all() and np.ptp(column) == 0]
                 self._front = (key, (front_size(points[feasible]), flat))
         if self._front[1] is None:
             return ""
         on_front, flat = self._front[1]
         names = ", ".join(metric_label(m) for m in objectives)
         listed = "the command line's <i>show --json</i> lists " + ("it" if on_front == 1 else "them")
-        same = (f" {html.escape(', '.join(metric_label(m) for m in flat))} "
-                f"{'is' if len(flat) == 1 else 'are'} the same for every feasible config, so "
-                f"{'it trades' if len(flat) == 1 else 'they trade'} nothing against the others." if flat else "")
+        said = html.escape(", ".join(metric_label(m) for m in flat))
+        same = ("" if not flat else
+                f" Every feasible config has the same {said}: this front trades nothing." if len(flat) == len(objectives)
+                else f" {said} {'is' if len(flat) == 1 else 'are'} the same for every feasible config, so "
+                     f"{'it trades' if len(flat) == 1 else 'they trade'} nothing against the others.")
         return (f"This session searched the Pareto front of <b>{html.escape(names)}</b>: {on_front} feasible "
                 f"config{'s' if on_front != 1 else ''} on it ({listed}); the config below is the best by the "
                 f"score weights.{same}")

@@ -819,7 +819,7 @@ class MetricChart(ChartBase):
             if key not in self._log_allowed:  # depends on the data only: not recomputed per slider move
                 if len(self._log_allowed) > 64:
                     self._log_allowed.clear()
-                self._log_allowed[key] = bool(name) and can_log(self.model.metric(name)[~self.model.failed_mask()], categorical)
+                self._log_allowed[key] = bool(name) and can_log(self.model.metric(name)[~self.model.failed_mask() | self.model.aborted_mask()], categorical)
             allowed = self._log_allowed[key]
             if box.isEnabled() != allowed:
                 box.setEnabled(allowed)

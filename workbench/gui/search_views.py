@@ -142,6 +142,7 @@ class ParallelCoordinates(_HiddenUntilShown):
         if ranking is None or model.n == 0:
             for item in (self.infeasible, self.feasible, self.best):
                 item.setData([], [])
+            self.legend.setText("")  # (not the last session's lines)
             return
         score = np.asarray(ranking.score, dtype=float)
         ok = ~model.failed_mask()

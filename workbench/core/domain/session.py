@@ -484,6 +484,9 @@ def _named_metrics(metrics: dict[str, float], where: str, fail: Fail) -> dict[st
     named = {key: value for key, value in metrics.items() if key.isidentifier() and key.isascii()}
     for key, value in metrics.items():
         name = metric_name(key)
+        if len(name) > MAX_NAME_CHARS:  # (a name made an identifier can grow: saved so, it would not open)
+            fail(f"{where}.{_short(key)}", f"a metric name of {len(name):,} characters as an identifier "
+                                           f"(at most {MAX_NAME_CHARS})")
         if name not in named:
             if value < 0 and name in NON_NEGATIVE_METRICS:
                 fail(f"{where}.{key}", f"{value!r} is negative")

@@ -492,7 +492,7 @@ def _measurement(
         ours = KT_METRICS.get(name) or identifier_of(name)  # (an import lower-cases every other name)
         if len(ours) > MAX_NAME_CHARS:  # a session would not open with it
             if unread is not None:
-                unread.setdefault(f"{name[:40]}...", f"a name of {len(name):,} characters (a metric's has at most "
+                unread.setdefault(f"{name[:40]}...", f"a name of {len(ours):,} characters as a metric (at most "
                                                     f"{MAX_NAME_CHARS})")
             continue
         if ours in DERIVED_METRICS or ours in metrics:  # the first field of a name wins
