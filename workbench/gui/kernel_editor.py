@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import Cancelled, WorkbenchError, counted
 from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_draft
 from workbench.core.domain.kernel_spec import (
-    DEFAULT_ATOL, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
+    DEFAULT_ARG_KIND, DEFAULT_ATOL, DEFAULT_DTYPE, DEFAULT_GROUP, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
     check_template_name, read_cuda_file, read_spec, read_spec_source, reference_file_named, save_template_folder,
     spec_path, split_expressions, user_templates_dir,
 )
@@ -480,7 +480,7 @@ class KernelEditor(QMainWindow):
             slot_name = _cell(self.slots_table, row, 0)
             if not slot_name:
                 continue
-            entry: dict[str, Any] = {"name": slot_name, "group": _cell(self.slots_table, row, 2) or "launch"}
+            entry: dict[str, Any] = {"name": slot_name, "group": _cell(self.slots_table, row, 2) or DEFAULT_GROUP}
             try:
                 entry["values"] = parse_values(_cell(self.slots_table, row, 1))
             except ValueError as exc:
@@ -522,8 +522,8 @@ class KernelEditor(QMainWindow):
             aname = _cell(self.args_table, row, 0)
             if not aname:
                 continue
-            kind = _cell(self.args_table, row, 1) or "in"
-            arg: dict[str, Any] = {"name": aname, "kind": kind, "dtype": _cell(self.args_table, row, 2) or "float32"}
+            kind = _cell(self.args_table, row, 1) or DEFAULT_ARG_KIND
+            arg: dict[str, Any] = {"name": aname, "kind": kind, "dtype": _cell(self.args_table, row, 2) or DEFAULT_DTYPE}
             text = _cell(self.args_table, row, 3)
             if kind == "scalar":
                 arg["value"] = text or aname

@@ -111,6 +111,10 @@ _COL = re.compile(r"\(col (\d+): ")
 
 #: What an argument is to the kernel: read, written, both, or a scalar passed by value.
 ARG_KINDS = ("in", "out", "inout", "scratch", "scalar")
+#: What a spec entry that leaves them out gets (the kernel editor fills an empty cell the same way).
+DEFAULT_GROUP = "launch"
+DEFAULT_ARG_KIND = "in"
+DEFAULT_DTYPE = "float32"
 
 #: C type names that NumPy reads as another width ("float" and "int" are 8 bytes to NumPy, 4 to C):
 #: the width the kernel reads is said instead of guessed.
@@ -407,7 +411,7 @@ class _Builder:
                 # [1, 2.0, 4] made every value a float (#define ITEMS 4.0, a loop bound that no longer compiles)
                 raise self.fail(f"{field}.values", f"slot {name!r} mixes integers and whole floats ({whole[0]!r}): "
                                 f"write {int(whole[0])} for an integer slot, or every value as a float", name)
-            group = str(entry.get("group") or "launch")
+            group = str(entry.get("group") or DEFAULT_GROUP)
             if group not in GROUPS:
                 raise self.fail(f"{field}.group", f"must be one of {', '.join(GROUPS)}", group)
             default = entry.get("default")
@@ -577,7 +581,7 @@ class _Builder:
                                 f"rename the argument, e.g. {name}_", name)
             if name in (a.name for a in args):  # said here, not as a reference output that is no output
                 raise self.fail(f"{field}.name", f"argument {name!r} is named twice", name)
-            kind = entry.get("kind") or "in"
+            kind = entry.get("kind") or DEFAULT_ARG_KIND
             if kind not in ARG_KINDS:
                 raise self.fail(f"{field}.kind", f"{kind!r} is not one of {', '.join(ARG_KINDS)}", kind)
             dtype = self.dtype(entry, f"{field}.dtype")
@@ -628,7 +632,7 @@ class _Builder:
     def dtype(self, entry: Mapping[str, Any], field: str) -> str:
         """An argument's dtype: a NumPy integer or float type of at most 8 bytes (the inputs are made,
         and results compared, in it; a CUDA kernel has no wider one, and CuPy allocates none)."""
-        dtype = entry.get("dtype") or "float32"
+        dtype = entry.get("dtype") or DEFAULT_DTYPE
         if isinstance(dtype, str) and dtype in _C_TYPE_NAMES:  # NumPy reads "float" as 8 bytes, C as 4
             raise self.fail(field, f"{dtype!r} is a C type name that NumPy reads otherwise; write "
                                    f"{_C_TYPE_NAMES[dtype]}", dtype)
