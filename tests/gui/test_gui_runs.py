@@ -753,3 +753,14 @@ def test_a_recent_file_named_with_control_characters_is_listed_inert(window):
     window.settings.setValue("recent", ["/tmp/a\u0007b\nc.json"])
     window._update_recent_menu()
     assert [a.text() for a in window.recent_menu.actions()] == ["/tmp/a\\x07b\\nc.json"]
+
+
+def test_start_again_after_a_complete_run_measures_as_many_again_not_the_sessions_total(window, qtbot):
+    """The box offered the session's budget, the total of every run, after each complete run: a
+    second Start ran 5 more and offered 10, a third ran 10 and offered 20, each doubling the last."""
+    start_and_wait(window, qtbot, {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 5,
+                                   "executor": "inline", "options": {"compile": "estimate"}})
+    assert window.toolbar.budget.value() == 5
+    for total in (10, 15):
+        result = start_and_wait(window, qtbot, window.toolbar.request())
+        assert result.reason == "budget" and window.model.n == total and window.toolbar.budget.value() == 5

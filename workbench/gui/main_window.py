@@ -86,11 +86,13 @@ def app_settings() -> JsonSettings:
 _NEW_SESSION_CHOICES = (("kernel", "kernel"), ("backend", "backend"), ("gpu_model", "GPU"), ("replay", "another recording"))
 
 
-def _offered_budget(session: Session) -> int | None:
+def _offered_budget(session: Session, after_run: bool = False) -> int | None:
     """What the budget box offers for going on with ``session``: what its recorded budget has left
     (a run stopped early, a session reopened), so Start goes on to the budget instead of starting
-    it over, or the whole budget again once all of it is measured. None for a session that
-    recorded none, and for a sweep, whose box holds its budget per size."""
+    it over; for a session reopened with all of it measured, the whole budget again. None for a
+    session that recorded none, for a sweep, whose box holds its budget per size, and
+    (``after_run``) when the run just ended measured all of it: the box keeps the number the person
+    ran, since the session's budget is the total of every run (offered again, each Start doubled it)."""
     from workbench.core.domain.sizes import sweep_plan
 
     budget = session.run.budget
@@ -102,7 +104,7 @@ def _offered_budget(session: Session) -> int | None:
     except WorkbenchError:
         pass
     left = budget - len(session.trials)
-    return left if left > 0 else budget
+    return left if left > 0 else None if after_run else budget
 
 
 def _path_forms(name: str) -> set[Path]:
@@ -181,6 +183,14 @@ class MainWindow(WindowExports):
         self._run_closed = True
         #: The status bar's last word on a change of objective mid-run, cleared when the run ends.
         self._retargeted = ""
+        #: Evaluations the last Start asked for; those the session's first run asked for (what a
+        #: Start after a complete run offers again); what the box offered as the rest of the budget.
+        self._asked_budget: int | None = None
+        self._budget_step: int | None = None
+        self._offered_rest: int | None = None
+        #: The status bar's note of a continued run's start ("continuing this session: 40 trials so
+        #: far..."), cleared with the run: it outlived the run and counted the trials of before it.
+        self._started_note = ""
         self.last_result: Any = None
         self._progress: Any = None  # the run's latest progress, shown on the next refresh tick
         #: The toolbar's request right after a session was shown: Start with these same choices
@@ -972,7 +982,9 @@ class MainWindow(WindowExports):
                 self.path = None
             if self.path is None:  # a new session's autosave replaces the previous one's, which stays for recovery
                 self._set_autosave(output, held)
+            self._asked_budget = run.get("budget")
             if not continuing:
+                self._budget_step = run.get("budget")
                 self.model.set_session(prepared.session)
                 if "problem" not in run:  # a request without one runs the default problem: the field says so,
                     self.toolbar.apply({"problem": {}})  # not what was typed there before (the next Start reads it)
@@ -991,6 +1003,7 @@ class MainWindow(WindowExports):
                 said.append(f"cost model: {cost_model_note}")
             if said:
                 self.statusBar().showMessage("; ".join(said), 15000)
+                self._started_note = "; ".join(said) if continued_note else ""
             elif self.statusBar().currentMessage().startswith(START_REFUSED):
                 self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
         except BaseException:
@@ -1355,9 +1368,10 @@ class MainWindow(WindowExports):
     def _on_run_finished(self, result: Any) -> None:
         if self.sender() is not self.engine_thread or self._run_closed:  # closing showed this end already
             return
-        if self._retargeted and self.statusBar().currentMessage() == self._retargeted:
-            self.statusBar().clearMessage()  # it spoke of a search that is no longer running
-        self._retargeted = ""
+        for note in (self._retargeted, self._started_note):
+            if note and self.statusBar().currentMessage() == note:
+                self.statusBar().clearMessage()  # it spoke of a run that is no longer going
+        self._retargeted = self._started_note = ""
         assert self.engine_thread is not None  # it sent this
         self.engine_thread.wait()  # it emitted as its last act: returns at once
         self._run_closed = True
@@ -1388,9 +1402,12 @@ class MainWindow(WindowExports):
             # before its count
             reason = END_WORDS.get(result.reason, result.reason)
             self.toolbar.show_state(f"done ({reason}), {counted(result.evaluations, 'eval')}")
-            offered = _offered_budget(self.model.session) if self.model.session is not None else None
-            if offered is not None:
-                self.toolbar.budget.setValue(offered)  # as on reopening the file
+            offered = _offered_budget(self.model.session, after_run=True) if self.model.session is not None else None
+            if offered is not None:  # the rest of the budget, as on reopening the file
+                self.toolbar.budget.setValue(offered)
+            elif self._asked_budget is not None and self._asked_budget == self._offered_rest and self._budget_step:
+                self.toolbar.budget.setValue(self._budget_step)  # that rest is done: the first run's number again
+            self._offered_rest = offered
         self._select_best_if_none()
         if result.reason == "error":
             self._error("The run ended with an error", result.message.splitlines()[0] if result.message else "error")
