@@ -1196,3 +1196,24 @@ def test_the_recommendation_card_gives_the_figure_the_trade_off_chart_plots(show
     best.measurement.metrics["throughput_gbs"] = 0.0
     card._on_ranking_changed()
     assert "throughput (GB/s): 0" in card.text()
+
+
+def test_the_latency_limit_box_shows_the_limit_in_force_when_it_gains_a_decimal(window):
+    """Set during a run while the box had 3 decimals, 1.44448 was shown as 1.444, and read 1.4440
+    once faster trials came and gave the box more decimals, where the limit in force (the chart's
+    line) is 1.44448."""
+    import dataclasses
+
+    slow = _session()
+    for trial in slow.trials:  # latencies from 1.1 ms: three decimals
+        trial.measurement.metrics["latency_ms"] += 1.0
+    window.model.set_session(slow)
+    window.refresh()
+    window.model.set_constraints(max_latency_ms=1.44448406980131)  # the slider or the chart's line
+    box = window.objective_panel.limits["max_latency_ms"].spin
+    assert box.text() == "1.444"
+    faster = [dataclasses.replace(t, index=t.index + 100) for t in _session().trials]  # from 0.1 ms, as a run adds
+    slow.trials.extend(faster)
+    window.model.sync()
+    window.refresh()
+    assert box.text() == "1.44448" and window.model.constraints.max_latency_ms == pytest.approx(1.44448406980131)

@@ -591,8 +591,11 @@ class ObjectivePanel(QWidget):
             if span is None:
                 span = (0.0, 1.0) if not control.log else (1e-3, 1.0)
             control.set_range(*span)
+            limit = getattr(constraints, control.field)
             if not control.enabled.isChecked():
                 control.show(None)
+            elif limit is not None:  # at the box's new decimals: rounded at the old ones, 1.44448 read 1.4440
+                control.show(limit)
 
     def _on_objective_changed(self) -> None:
         constraints = self.model.constraints
