@@ -630,6 +630,11 @@ def test_the_score_axis_says_what_a_score_is_relative_to(window) -> None:
     """A score is a fraction of the best trial seen, so a new best moves every earlier point down and
     the best-so-far line always ends at 1: 'score' alone read as convergence to a perfect score."""
     assert left_title(window.charts["score"].plot) == "score (1 = best seen)"
+    # with two metrics weighted, 1 is a trial best on both, which none may be: said so (a class
+    # looked for a point at 1 under "1 = best seen")
+    window.model.set_weights({"latency_ms": 1.0, "memory_mb": 1.0})
+    window.charts["score"].refresh()
+    assert left_title(window.charts["score"].plot) == "score (1 = best on every weight)"
 
 
 @pytest.mark.parametrize("span", [(0, 1), (-0.05, 1.05), (6, 8), (0, 3000)])

@@ -304,6 +304,10 @@ class ScoreChart(ChartBase):
 
     def _refresh(self) -> None:
         model, ranking = self.model, self.model.ranking
+        # with two weighted metrics or more, 1 is a trial best on every one of them, which none may be
+        title = "score (1 = best seen)" if len(model.weights.active()) == 1 else "score (1 = best on every weight)"
+        if left_title(self.plot) != title:
+            set_left_title(self.plot, title)
         n = model.n
         index = np.arange(n)
         if ranking is None or n == 0:
