@@ -79,6 +79,9 @@ def metric_heading(name: str) -> str:
 
 #: The widest a metric column starts, in characters of its header (longer names are elided).
 MAX_HEADER_CHARS = 24
+#: Widths set at once beyond which the last column's stretch is off while they are set (see
+#: ``ResultsTable._fit_columns``).
+MANY_WIDTHS = 32
 
 
 def metric_tip(name: str, directions: Mapping[str, int]) -> str:
@@ -766,21 +769,29 @@ class ResultsTable(QWidget):
     def _fit_columns(self, columns: Iterable[int] | None = None) -> None:
         """Columns (``columns``, or all) as wide as their header (reading every cell to fit 20,000
         rows would stall the window), as the style measures it: its margins and sort arrow do not
-        grow with the font as the text does. The last column's stretch is off while the widths are
-        set: with it on, each width set lays out every column again, so fitting took time quadratic in
-        the columns (a session of 2,000 metrics: 3 s)."""
+        grow with the font as the text does. Only the widths that change are set, and with many of
+        them the last column's stretch is off meanwhile: with it on, each width set lays out every
+        column again, so fitting took time quadratic in the columns (a session of 2,000 metrics:
+        3 s); turned off and on for a few, it laid out the table again on every slider move."""
         header = self.view.horizontalHeader()
         metrics = header.fontMetrics()
         self.view.verticalHeader().setDefaultSectionSize(max(22, metrics.height() + 6))
+        wanted = self._widths(header, metrics, range(self.table_model.columnCount()) if columns is None else columns)
+        changed = [(column, width) for column, width in wanted if self.view.columnWidth(column) != width]
         stretched = header.stretchLastSection()
-        header.setStretchLastSection(False)
+        many = len(changed) > MANY_WIDTHS and stretched
+        if many:
+            header.setStretchLastSection(False)
         try:
-            self._set_widths(header, metrics, range(self.table_model.columnCount()) if columns is None else columns)
+            for column, width in changed:
+                self.view.setColumnWidth(column, width)
         finally:
-            header.setStretchLastSection(stretched)
+            if many:
+                header.setStretchLastSection(True)
 
-    def _set_widths(self, header: QHeaderView, metrics: QFontMetrics, columns: Iterable[int]) -> None:
-        """Each of ``columns`` as wide as its header and its kind of content need."""
+    def _widths(self, header: QHeaderView, metrics: QFontMetrics, columns: Iterable[int]) -> list[tuple[int, int]]:
+        """Each of ``columns`` with the width its header and its kind of content need."""
+        widths = []
         for column in columns:
             title = str(self.table_model.headerData(column, Qt.Orientation.Horizontal))
             key = self.table_model.column_key(column)
@@ -795,7 +806,8 @@ class ResultsTable(QWidget):
                             else metrics.horizontalAdvance(verdict) + 16)
             elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
                 width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
-            self.view.setColumnWidth(column, width)
+            widths.append((column, width))
+        return widths
 
     def _longest_verdict(self, key: str, start: int = 0) -> str:
         """The longest text the ``key`` column (status or feasible) must show for trials ``start``
