@@ -764,3 +764,26 @@ def test_start_again_after_a_complete_run_measures_as_many_again_not_the_session
     for total in (10, 15):
         result = start_and_wait(window, qtbot, window.toolbar.request())
         assert result.reason == "budget" and window.model.n == total and window.toolbar.budget.value() == 5
+
+
+def test_a_sessions_budget_offer_never_takes_another_sessions_number(window, qtbot, cli, tmp_path):
+    """After a run of 5 in one session, a file opened with 30 of its 40 left, stopped early and then
+    run to its end offered 5, the first session's number, in the box."""
+    start_and_wait(window, qtbot, {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 5,
+                                   "executor": "inline", "options": {"compile": "estimate"}})
+    other = tmp_path / "other.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "40",
+               "--executor", "inline", "--quiet", "--out", other).returncode == 0
+    doc = json.loads(other.read_text())
+    doc["trials"] = doc["trials"][:10]  # as a run stopped after 10 of its 40
+    other.write_text(json.dumps(doc))
+    window.open_session(other)
+    assert window.toolbar.budget.value() == 30
+    window.start_run({**window.toolbar.request(), "executor": "inline", "delay_s": 0.05})  # paced: stopped early
+    qtbot.waitUntil(lambda: window.model.n >= 12, timeout=30_000)
+    with qtbot.waitSignal(window.run_done, timeout=30_000):
+        window.stop_run()
+    left = window.toolbar.budget.value()
+    assert 0 < left < 30 and window.model.n == 40 - left
+    result = start_and_wait(window, qtbot, {**window.toolbar.request(), "executor": "inline", "delay_s": 0.0})
+    assert result.reason == "budget" and window.model.n == 40 and window.toolbar.budget.value() != 5

@@ -409,13 +409,14 @@ def test_a_fresh_sessions_start_clears_the_previous_sessions_note(window, qtbot)
     run_bench(window, qtbot, budget=3)
     messages = []
     window.statusBar().messageChanged.connect(messages.append)
-    run_bench(window, qtbot, budget=3)  # continues: its note is said, and goes with the run (it counted
-    assert any(m.startswith("continuing this session") for m in messages)  # the trials before it)
-    assert not window.statusBar().currentMessage().startswith("continuing this session")
+    run_bench(window, qtbot, budget=3)  # continues: its note is said, and stays with the count after the run
+    assert any(m.startswith("continuing this session: 3 trials so far") for m in messages)
+    # (left as it was, "3 trials so far" stood beside the 6 the session holds now)
+    assert window.statusBar().currentMessage().startswith("continued this session, 6 trials now; "), messages
     window.new_session()
     run_bench(window, qtbot, budget=3)
     assert len(window.model.trials) == 3
-    assert not window.statusBar().currentMessage().startswith("continuing this session")
+    assert not window.statusBar().currentMessage().startswith(("continuing this session", "continued this session"))
 
 
 def test_a_fresh_sessions_own_note_stays_when_it_repeats_the_last_ones(window, qtbot, tmp_path):

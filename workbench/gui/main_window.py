@@ -138,6 +138,12 @@ def _panel_objective_named(error: WorkbenchError, request: Any, kept: bool = Fal
     return WorkbenchError(f"{text} ({where} under Constraints or Score weights: clear it there)")
 
 
+def _trials_so_far(note: str) -> str:
+    """The "N trials so far" of a :func:`_continued_note`."""
+    head = note.split(" so far", 1)[0]
+    return head.split(": ", 1)[-1] + " so far"
+
+
 def _continued_note(n: int, before: str, strategy: str, sizes: int = 1) -> str:
     """What Start says when it adds to the open session (``n`` trials so far, by strategy ``before``)
     rather than starting one: the charts then show every run of it together, and a person comparing
@@ -1003,7 +1009,7 @@ class MainWindow(WindowExports):
                 said.append(f"cost model: {cost_model_note}")
             if said:
                 self.statusBar().showMessage("; ".join(said), 15000)
-                self._started_note = "; ".join(said) if continued_note else ""
+                self._started_note = continued_note
             elif self.statusBar().currentMessage().startswith(START_REFUSED):
                 self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
         except BaseException:
@@ -1368,9 +1374,16 @@ class MainWindow(WindowExports):
     def _on_run_finished(self, result: Any) -> None:
         if self.sender() is not self.engine_thread or self._run_closed:  # closing showed this end already
             return
-        for note in (self._retargeted, self._started_note):
-            if note and self.statusBar().currentMessage() == note:
-                self.statusBar().clearMessage()  # it spoke of a run that is no longer going
+        if self._retargeted and self.statusBar().currentMessage() == self._retargeted:
+            self.statusBar().clearMessage()  # it spoke of a search that is no longer running
+        shown = self.statusBar().currentMessage()
+        if self._started_note and self._started_note in shown and self.model.session is not None:
+            # the note's count was of the trials before the run: said again with the count now
+            # (left as it was, "40 trials so far" stood beside 80 trials)
+            now = len(self.model.session.trials)
+            self.statusBar().showMessage(shown.replace(self._started_note, self._started_note.replace(
+                "continuing this session: ", "continued this session, ", 1).replace(
+                _trials_so_far(self._started_note), f"{counted(now, 'trial')} now", 1)), 15000)
         self._retargeted = self._started_note = ""
         assert self.engine_thread is not None  # it sent this
         self.engine_thread.wait()  # it emitted as its last act: returns at once
@@ -1397,15 +1410,19 @@ class MainWindow(WindowExports):
             self.toolbar.progress.setMaximum(max(result.evaluations, 1))
             self.toolbar.progress.setValue(max(result.evaluations, 1))
             self.toolbar.show_state(f"done: {END_WORDS[result.reason]}, {counted(result.evaluations, 'eval')}")
+            self._offered_rest = None
         else:
             # short, in the budget box's word: at 1280 px "finished: budget, 40 evaluations" was cut
             # before its count
             reason = END_WORDS.get(result.reason, result.reason)
             self.toolbar.show_state(f"done ({reason}), {counted(result.evaluations, 'eval')}")
-            offered = _offered_budget(self.model.session, after_run=True) if self.model.session is not None else None
+            session = self.model.session
+            offered = _offered_budget(session, after_run=True) if session is not None else None
             if offered is not None:  # the rest of the budget, as on reopening the file
                 self.toolbar.budget.setValue(offered)
-            elif self._asked_budget is not None and self._asked_budget == self._offered_rest and self._budget_step:
+            elif (session is not None and _offered_budget(session) is not None  # (not a sweep, a budget recorded)
+                  and session.run.budget is not None and len(session.trials) >= session.run.budget  # all measured
+                  and self._budget_step and self._asked_budget is not None and self._asked_budget == self._offered_rest):
                 self.toolbar.budget.setValue(self._budget_step)  # that rest is done: the first run's number again
             self._offered_rest = offered
         self._select_best_if_none()
@@ -1645,6 +1662,8 @@ class MainWindow(WindowExports):
         if kind in PACED_BACKENDS:
             run["delay_s"] = options.get("delay_s") or 0.0
         offered = _offered_budget(session)
+        # another session's numbers are not this one's: what Start offers after its runs starts over
+        self._budget_step, self._offered_rest = None, _offered_budget(session, after_run=True)
         if offered is not None:
             run["budget"] = offered  # a sweep's is set below
         from workbench.core.domain.sizes import sweep_plan
