@@ -650,3 +650,30 @@ def test_a_draw_from_the_factored_posterior_is_the_draw_of_the_covariances_own_c
     expected = mean + 0.7 * (np.linalg.cholesky(covariance) @ z)
     assert np.allclose(model.mean(), mean, rtol=1e-9, atol=1e-12)
     assert np.allclose(model.sample(np.random.default_rng(9), 0.7), expected, rtol=1e-9, atol=1e-12)
+
+
+def test_the_fits_one_blas_thread_is_given_back_whatever_threads_ask_for_it() -> None:
+    """The limit is the process's: threads limiting and restoring it at once left BLAS on one
+    thread for good (a window's other numerical work included)."""
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    from workbench.search.utility import one_blas_thread
+
+    with one_blas_thread():
+        inside = {info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+    before = {info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"}
+    assert set(inside.values()) <= {1}
+
+    def busy() -> None:
+        for _ in range(200):
+            with one_blas_thread():
+                pass
+
+    threads = [threading.Thread(target=busy) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert {info["filepath"]: info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"} == before

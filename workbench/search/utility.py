@@ -14,8 +14,9 @@ concern's values (Thompson sampling) and to screen joint proposals.
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from typing import Any, Sequence
+import threading
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -33,20 +34,26 @@ PAIRED_FEATURES = 512
 
 
 _BLAS: Any = None
+_BLAS_LOCK = threading.Lock()
 
 
-def one_blas_thread() -> AbstractContextManager[Any]:
+@contextmanager
+def one_blas_thread() -> Iterator[None]:
     """BLAS on one thread for the block inside: the fit's matrices are small (a few hundred rows),
-    and BLAS's threads wait for a core that the workers measuring candidates hold. A 1,000-trial
-    simulated run took 22 to 30 s on a busy 2-core machine, 3.7 s on one thread, with the same
-    proposals. (The libraries are found once, after NumPy's and SciPy's are loaded.)"""
+    and BLAS's threads wait for a core that the workers measuring candidates hold (a 1,000-trial
+    simulated run beside two busy processes: 26.9 s, 4.9 s on one thread, with the same proposals).
+    The limit is the process's, so one block holds it at a time: two threads limiting and restoring
+    it at once left BLAS on one thread for good. (The libraries are found once, after NumPy's and
+    SciPy's are loaded.)"""
     global _BLAS
-    if _BLAS is None:
-        import scipy.linalg  # noqa: F401 - loaded, so that its BLAS is among those limited
-        from threadpoolctl import ThreadpoolController
+    with _BLAS_LOCK:
+        if _BLAS is None:
+            import scipy.linalg  # noqa: F401 - loaded, so that its BLAS is among those limited
+            from threadpoolctl import ThreadpoolController
 
-        _BLAS = ThreadpoolController()
-    return _BLAS.limit(limits=1, user_api="blas")
+            _BLAS = ThreadpoolController()
+        with _BLAS.limit(limits=1, user_api="blas"):
+            yield
 
 
 def too_many_values(names: Sequence[str], sizes: Sequence[int]) -> str | None:
