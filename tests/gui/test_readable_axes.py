@@ -632,9 +632,15 @@ def test_the_score_axis_says_what_a_score_is_relative_to(window) -> None:
     assert left_title(window.charts["score"].plot) == "score (1 = best seen)"
     # with two metrics weighted, 1 is a trial best on both, which none may be: said so (a class
     # looked for a point at 1 under "1 = best seen")
-    window.model.set_weights({"latency_ms": 1.0, "memory_mb": 1.0})
+    from tests.gui.test_gui_explain import _session
+
+    window.model.set_session(_session())
+    window.model.set_weights({"latency_ms": 1.0, "throughput_gbs": 1.0})
     window.charts["score"].refresh()
     assert left_title(window.charts["score"].plot) == "score (1 = best on every weight)"
+    window.model.set_weights({"latency_ms": 1.0, "energy_j": 1.0})  # a weight on what no trial reports counts for nothing
+    window.charts["score"].refresh()
+    assert left_title(window.charts["score"].plot) == "score (1 = best seen)"
 
 
 @pytest.mark.parametrize("span", [(0, 1), (-0.05, 1.05), (6, 8), (0, 3000)])

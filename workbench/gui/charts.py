@@ -21,7 +21,7 @@ from workbench.core.domain.metrics import known_direction
 from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.axes import (
-    MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, geometric_slot,
+    MEMORY_METRICS, can_log, category_ticks, default_rate_metric, default_tradeoff_metric, geometric_slot, has_data,
     single_value_range, tradeoff_metrics, value_ticks,
 )
 from workbench.gui.chart_header import ChartHeader
@@ -281,7 +281,8 @@ class ScoreChart(ChartBase):
     """Score of every trial in evaluation order, the best-so-far line, failures along the bottom."""
 
     title = "Score per trial"
-    hint = "score of each trial in evaluation order (1.0 = best seen); the line is the best so far"
+    hint = ("score of each trial in evaluation order (1.0 = best seen, on every weighted metric); the line is "
+            "the best so far")
 
     def __init__(self, model: SessionModel, parent: QWidget | None = None) -> None:
         super().__init__(model, parent)
@@ -305,7 +306,10 @@ class ScoreChart(ChartBase):
     def _refresh(self) -> None:
         model, ranking = self.model, self.model.ranking
         # with two weighted metrics or more, 1 is a trial best on every one of them, which none may be
-        title = "score (1 = best seen)" if len(model.weights.active()) == 1 else "score (1 = best on every weight)"
+        # (a weight that counts: on a metric with a direction that some trial reports)
+        counted_weights = [m for m in model.weights.active()
+                           if known_direction(m, model.weights.directions) is not None and has_data(model, m)]
+        title = "score (1 = best seen)" if len(counted_weights) <= 1 else "score (1 = best on every weight)"
         if left_title(self.plot) != title:
             set_left_title(self.plot, title)
         n = model.n
