@@ -1217,3 +1217,19 @@ def test_the_latency_limit_box_shows_the_limit_in_force_when_it_gains_a_decimal(
     window.model.sync()
     window.refresh()
     assert box.text() == "1.44448" and window.model.constraints.max_latency_ms == pytest.approx(1.44448406980131)
+
+
+def test_a_limit_being_typed_is_not_replaced_by_a_runs_refresh(window, qtbot):
+    """A run's refresh set the box's decimals and value under the person's typing: "0.3" became
+    "0.50000" before they pressed Enter."""
+    window.model.set_session(_session())
+    window.show()
+    qtbot.waitExposed(window)
+    control = window.objective_panel.limits["max_latency_ms"]
+    control.enabled.setChecked(True)
+    box = control.spin
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=5000)
+    box.lineEdit().setText("0.3")  # typed, not yet committed
+    window.objective_panel._on_ranking_changed()  # what each run tick's new trials set off
+    assert box.lineEdit().text() == "0.3"

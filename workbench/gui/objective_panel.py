@@ -590,6 +590,8 @@ class ObjectivePanel(QWidget):
                 control.set_available(span is not None or not measured or in_force)
             if span is None:
                 span = (0.0, 1.0) if not control.log else (1e-3, 1.0)
+            if control.spin.hasFocus():  # a limit being typed: its box is the person's until they leave it
+                continue
             control.set_range(*span)
             limit = getattr(constraints, control.field)
             if not control.enabled.isChecked():
