@@ -398,7 +398,7 @@ class KernelEditor(QMainWindow):
         raises with the form as it was, half-typed cells included (a form filled half-way, then
         replaced by a starter draft, lost the person's edits)."""
         opened = json.loads(json.dumps(spec))  # a deep copy: what the form does not edit is kept from it
-        slots = [(s.get("name"), format_values(s.get("values", [])), s.get("group", "launch"),
+        slots = [(s.get("name"), format_values(s.get("values", [])), s.get("group", DEFAULT_GROUP),
                   format_values([s["default"]]) if s.get("default") is not None else "", s.get("doc", ""))
                  for s in spec.get("slots", [])]
         restrictions = "\n".join(spec.get("restrictions", []))
@@ -407,7 +407,7 @@ class KernelEditor(QMainWindow):
                     e.get("doc", "") if isinstance(e, Mapping) else "")
                    for name, e in spec.get("problem", {}).items()]
         launch = {key: [str(v) for v in (list(spec.get(key, [])) + ["1"] * 3)[:3]] for key in ("grid", "block")}
-        args = [(a.get("name"), a.get("kind", "in"), a.get("dtype", "float32"),
+        args = [(a.get("name"), a.get("kind", DEFAULT_ARG_KIND), a.get("dtype", DEFAULT_DTYPE),
                  a.get("value", "") if a.get("kind") == "scalar" else ", ".join(map(str, a.get("shape", []))),
                  a.get("rtol", "") if a.get("kind") in ("out", "inout") else "",
                  a.get("atol", "") if a.get("kind") in ("out", "inout") else "")
@@ -794,7 +794,7 @@ class KernelEditor(QMainWindow):
             values = format_values(slot.choices) if slot.choices else (format_values([slot.default]) if slot.default is not None else "")
             default = format_values([slot.default]) if slot.default is not None else ""
             doc = slot.doc or f"#define {slot.macro}: first used on line {slot.line}"
-            for column, text in enumerate((slot.name, values, "launch", default, doc)):
+            for column, text in enumerate((slot.name, values, DEFAULT_GROUP, default, doc)):
                 self.slots_table.setItem(row, column, _item(text))
             added.append(slot.name)
         self.slots_table.blockSignals(False)

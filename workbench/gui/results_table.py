@@ -779,7 +779,9 @@ class ResultsTable(QWidget):
         wanted = self._widths(header, metrics, range(self.table_model.columnCount()) if columns is None else columns)
         changed = [(column, width) for column, width in wanted if self.view.columnWidth(column) != width]
         stretched = header.stretchLastSection()
-        many = len(changed) > MANY_WIDTHS and stretched
+        # (a hidden column's width reads 0 and is set every time: not counted, or a session hiding
+        # many columns would lay the table out again on every fit)
+        many = stretched and sum(not self.view.isColumnHidden(column) for column, _w in changed) > MANY_WIDTHS
         if many:
             header.setStretchLastSection(False)
         try:
