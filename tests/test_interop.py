@@ -1205,3 +1205,18 @@ def test_an_import_whose_timings_or_timestamps_no_calendar_holds_still_opens_onc
     back = load_session(tmp_path / "s.json")
     assert back.trials[0].started_at == back.trials[0].finished_at == datetime(2024, 1, 1, tzinfo=timezone.utc).timestamp()
     assert back.trials[1].finished_at == 0.0  # unknown, as a record without a timestamp
+
+
+def test_a_replay_of_a_cache_with_a_compile_time_of_ages_saves_a_session_that_opens(tmp_path: Path, cli) -> None:
+    """The run's trial started its compile time before it finished: 1e18 ms before, a time the
+    loader refuses, so the replay saved a file that neither show nor export could open."""
+    cache = tmp_path / "big.json"
+    cache.write_text(json.dumps({
+        "device_name": "GPU X", "kernel_name": "k", "problem_size": 4096, "tune_params_keys": ["bs"],
+        "tune_params": {"bs": [0, 1]}, "objective": "time",
+        "cache": {"0": {"bs": 0, "time": 1.0, "timestamp": "2023-01-01 00:00:00+00:00", "compile_time": 1e18},
+                  "1": {"bs": 1, "time": 2.0, "timestamp": "2023-01-01 00:00:00+00:00"}}}))
+    out = tmp_path / "rep.json"
+    done = cli("tune", "--replay", cache, "--budget", "5", "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    assert len(load_session(out).trials) == 2

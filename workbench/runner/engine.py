@@ -26,7 +26,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.objective import rank
 from workbench.core.domain.search_objective import INFEASIBLE, Objective
-from workbench.core.domain.session import Session
+from workbench.core.domain.session import MAX_EPOCH_S, Session
 from workbench.core.domain.space import Config
 from workbench.runner.events import (EndReason, Event, Progress, RunFinished, Subscribers, TrialFinished, TrialRefined,
                                      TrialStarted)
@@ -670,7 +670,9 @@ class Engine:
                 index=self._next_index,
                 config=config,
                 measurement=measurement,
-                started_at=now - timings.get("total_s", 0.0),
+                # (a replayed recording's timings may be any size: a start before any calendar's
+                # first year made a session its loader refused)
+                started_at=max(now - timings.get("total_s", 0.0), -MAX_EPOCH_S),
                 finished_at=now,
                 timings=timings,
                 worker=worker,
