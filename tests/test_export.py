@@ -628,6 +628,19 @@ def test_a_session_of_a_folders_template_named_like_a_shipped_one_never_exports_
     out = tmp_path / "mine.cu"
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--kernel-dir", str(folder)]) == 0
     assert "MY OWN VARIANT" in out.read_text()
+    capsys.readouterr()
+    # the folder to give is the one holding the template, not the first recorded (since removed)
+    session.backend = {**session.backend, "options": {**session.backend["options"],
+                                                      "kernel_dirs": [str(tmp_path / "removed"), str(folder)]}}
+    save_session(session, path)
+    assert cli_main(["export", str(path), "--format", "header", "--out", str(tmp_path / "x.h")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"use --kernel-dir {folder}")
+    # pooled with a shipped session given first: the folder of the second is named, whatever the order
+    shipped = tmp_path / "shipped.json"
+    save_session(sessions["vector_add"], shipped)
+    for pair in ((shipped, path), (path, shipped)):
+        assert cli_main(["export", *map(str, pair), "--format", "header", "--out", str(tmp_path / "p.h")]) == 2
+        assert capsys.readouterr().err.strip().endswith(f"use --kernel-dir {folder}")
     # a shipped template's own session exports as before: with no folder named, and with a folder
     # named that holds no template of its name (tune --kernel-dir records every folder it was given)
     save_session(sessions["vector_add"], path)

@@ -52,6 +52,7 @@ from workbench.core.domain.session import (
 from workbench.core.domain.search_objective import Objective
 from workbench.core.io.session_lock import SessionLock
 from workbench.core.domain.space import Config
+from workbench.core.domain.templates import likeliest_first
 from workbench.core.domain.sizes import (
     SWEEP_KEY,
     SweepPlan,
@@ -1344,8 +1345,9 @@ def _folders_hint(spec: BackendSpec, session: Session) -> str:
     folders = options.get("kernel_dirs") if isinstance(options, dict) else None
     if not folders or not isinstance(folders, list) or spec.options.get("kernel_dirs"):
         return ""
-    named = quoted(", ".join(str(f) for f in folders[:3]))
-    return (f" (the session's template came from {named}: use {{kernel_dir:{quoted(str(folders[0]))}}} "
+    folders = likeliest_first(session.kernel, [str(f) for f in folders])
+    named = quoted(", ".join(folders[:3]))
+    return (f" (the session's template came from {named}: use {{kernel_dir:{quoted(folders[0])}}} "
             "to run code from there)")
 
 

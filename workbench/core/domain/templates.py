@@ -624,6 +624,22 @@ def ceil_div(a: int, b: int) -> int:
     return -(-int(a) // int(b))
 
 
+def likeliest_first(name: str, folders: Sequence[str]) -> list[str]:
+    """``folders`` (a session's record of where its template came from) with the likeliest home of
+    template ``name`` first: one holding its spec, then one that is a folder at all. A hint to
+    give ``--kernel-dir`` named the first as recorded, a folder since removed, where the next one
+    held the template."""
+    holder = folder_holding(name, folders)
+
+    def rank(folder: str) -> int:
+        try:
+            return 0 if folder == holder else 1 if Path(folder).is_dir() else 2
+        except (OSError, ValueError):
+            return 2
+
+    return sorted(folders, key=rank)
+
+
 def stands_in_for_another(template: KernelTemplate, source_hash: str, unloaded: Sequence[str]) -> str | None:
     """Why the shipped ``template`` is not the code a session of its name ran, or None when it may
     be: the session names template folders that were not loaded (``unloaded``, where its template

@@ -47,7 +47,7 @@ from workbench.core.domain.objective import Constraints, Weights, objective_text
 from workbench.core.domain.portability import max_min_pick
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
-from workbench.core.domain.templates import c_literal, c_string_body, stands_in_for_another
+from workbench.core.domain.templates import c_literal, c_string_body, likeliest_first, stands_in_for_another
 from workbench.core.io.export_seal import seal_json, seal_text
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
@@ -297,9 +297,19 @@ def plan_export(
         weights=weights, choices=choices, portable=portable, template=template,
         source_hash=first.source_hash, sessions=labels, provenance=sessions_provenance(sessions), device_provenance=origins, notes=notes,
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
-        seed=_seed(options.get("seed")), unloaded_dirs=unloaded_dirs(options, kernel_dirs),
+        seed=_seed(options.get("seed")), unloaded_dirs=_sessions_unloaded(sessions, kernel_dirs),
         names_as_recorded=template is None and reads_recorded_names(first), template_changed=changed,
     )
+
+
+def _sessions_unloaded(sessions: Sequence[Session], given: Sequence[str | os.PathLike[str]]) -> list[str]:
+    """The template folders any of ``sessions`` names that were not given, the likeliest home of
+    their template first (a pooled export's second session may be the one from a folder)."""
+    named: list[str] = []
+    for session in sessions:
+        options = session.backend.get("options", {}) if isinstance(session.backend, dict) else {}
+        named += [d for d in unloaded_dirs(options, given) if d not in named]
+    return likeliest_first(sessions[0].kernel, named) if sessions else named
 
 
 def unloaded_dirs(options: Any, given: Sequence[str | os.PathLike[str]]) -> list[str]:
