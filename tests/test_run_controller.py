@@ -1537,7 +1537,8 @@ def test_re_measuring_or_sweeping_a_session_whose_indices_are_used_up_is_refused
     session.write_text(json.dumps(doc))
     before = session.read_bytes()
     refused = cli("tune", "--remeasure-aborted", "--out", str(session), "--max-latency-ms", "100")
-    assert "leaves room for 0 more trials of the 2**63 a session holds, not 3" in one_line_error(refused)
+    said = one_line_error(refused)
+    assert "leaves room for 0 more trials of the 2**63 a session holds, not 3; re-measure them in a new session" in said
     refused = cli("tune", "--resume", str(session), "--sizes", "m=64,128", "--budget", "2")
     assert "leaves room for 0 more trials" in one_line_error(refused)
     assert session.read_bytes() == before

@@ -1033,7 +1033,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
             raise WorkbenchError(f"--remeasure-aborted: {out} records no search space to re-measure in")
         own = problem_key(session.problem)
         count = sum(len(configs) for _problem, configs in groups)
-        _check_index_room(session, count)  # each re-measure is a new trial
+        _check_index_room(session, count, "re-measure them in a new session")  # each re-measure is a new trial
         message = f"re-measuring {count} aborted candidates" + (f" at {len(groups)} sizes" if len(groups) > 1 else "")
 
         def run_at(problem: Mapping[str, Any], configs: Sequence[Config], held: SessionLock | None) -> Run:
@@ -1129,7 +1129,8 @@ def _without_remote_execution(recorded: RunSettings, request: RunRequest) -> tup
     return recorded, notes
 
 
-def _check_index_room(session: Session, budget: int | None) -> None:
+def _check_index_room(session: Session, budget: int | None,
+                      instead: str = "continue it with a smaller budget, or start a new session") -> None:
     """Refuse, before anything runs, a run whose trials would need an index past 2**63-1, which no
     session file holds: a continued file of a crafted index near the end was saved with trials its
     loader then refused, every trial of it unreadable. (A run without a budget needs room for as
@@ -1139,7 +1140,7 @@ def _check_index_room(session: Session, budget: int | None) -> None:
     if room < wanted:
         raise WorkbenchError(f"the session's trial indices reach {session.next_index() - 1:,}, which leaves room for "
                              f"{counted(max(room, 0), 'more trial')} of the 2**63 a session holds, not {wanted:,}; "
-                             "continue it with a smaller budget, or start a new session")
+                             f"{instead}")
 
 
 def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: Session | None) -> int | None:
