@@ -195,7 +195,7 @@ class MainWindow(WindowExports):
         self._budget_step: int | None = None
         self._offered_rest: int | None = None
         #: The status bar's note of a continued run's start ("continuing this session: 40 trials so
-        #: far..."), cleared with the run: it outlived the run and counted the trials of before it.
+        #: far..."), said again at the run's end with the count then (it stood beside 80 trials).
         self._started_note = ""
         self.last_result: Any = None
         self._progress: Any = None  # the run's latest progress, shown on the next refresh tick
