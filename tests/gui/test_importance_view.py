@@ -150,10 +150,12 @@ def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, compute
     assert all(label.sceneBoundingRect().right() <= box.right() + 1 for label in view.bar_labels), (
         [label.sceneBoundingRect().right() for label in view.bar_labels], box.right())
     view.setFont(QFont(view.font().family(), int(view.font().pointSizeF() * 2)))  # presentation mode's size
-    qtbot.wait(10)
-    box = view.bar_plot.getViewBox().sceneBoundingRect()
-    assert all(label.sceneBoundingRect().right() <= box.right() + 1 for label in view.bar_labels), (
-        [label.sceneBoundingRect().right() for label in view.bar_labels], box.right())
+
+    def inside() -> bool:  # once the view has laid itself out for the font (10 ms was too little under load)
+        box = view.bar_plot.getViewBox().sceneBoundingRect()
+        return all(label.sceneBoundingRect().right() <= box.right() + 1 for label in view.bar_labels)
+
+    qtbot.waitUntil(inside, timeout=5000)
 
 
 def test_the_importance_tab_of_an_empty_window_raises_nothing(window, qtbot, monkeypatch):
