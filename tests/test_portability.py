@@ -232,7 +232,7 @@ def test_a_session_of_a_folders_template_named_like_a_shipped_one_is_not_predict
     t4.backend = {**t4.backend, "options": {**t4.backend["options"], "kernel_dirs": [str(mine)]}}
     predictors, notes = simulator_predictors([h200, t4])
     assert set(predictors) == {h200.device["name"]}
-    assert notes == [f"{t4.device['name']}: no prediction (its template 'vector_add' comes from {mine}, which is "
+    assert notes == [f"{t4.device['name']}: no prediction (its template comes from {mine}, which is "
                      f"not loaded; use --kernel-dir {mine})"]
 
 def test_a_prediction_above_the_runs_best_is_explained_and_simulated_cells_are_not_called_measured() -> None:

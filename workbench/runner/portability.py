@@ -31,7 +31,7 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
     names another template than its kernel is not predicted: the file alone would choose what is
     loaded.
     """
-    from workbench.core.domain.templates import folder_holding, is_shipped_name
+    from workbench.core.domain.templates import find_template, kernels_dir, likeliest_first, stands_in_for_another
     from workbench.core.io.export import unloaded_dirs
     from workbench.runner.costmodel import sim_predictor
 
@@ -51,19 +51,21 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
             continue
         recorded = dict(options)
         template = (templates or {}).get(session.kernel)
-        own = folder_holding(session.kernel, unloaded_dirs(recorded, kernel_dirs))
-        if own is not None and (template.is_shipped if template is not None else is_shipped_name(session.kernel)) \
-                and folder_holding(session.kernel, [str(d) for d in kernel_dirs]) is None:
-            # the shipped namesake is other code: its predictions would be of another kernel
-            notes.append(f"{name}: no prediction (its template {session.kernel!r} comes from {own}, which is not "
-                         f"loaded; use --kernel-dir {own})")
+        unloaded = likeliest_first(session.kernel, unloaded_dirs(recorded, kernel_dirs))
+        try:  # the template the predictor would load (the folders named first, else the shipped library)
+            standing = template if template is not None else find_template(session.kernel, *kernel_dirs, kernels_dir())
+        except WorkbenchError:
+            standing = None  # (the predictor says why, below)
+        other = stands_in_for_another(standing, session.source_hash, unloaded) if standing is not None else None
+        if other is not None:  # the shipped namesake is other code: its predictions would be of another kernel
+            notes.append(f"{name}: no prediction ({other}, which is not loaded; use --kernel-dir {unloaded[0]})")
             continue
         options["kernel_dirs"] = [] if template is not None else [str(d) for d in kernel_dirs]  # never the session's own
         options["problem"] = {**session.problem, **(at or {})}
         try:
             predictors[name] = sim_predictor(BackendSpec("sim", options), template=template).predict
         except WorkbenchError as exc:
-            unloaded = unloaded_dirs(recorded, kernel_dirs) if isinstance(exc, UnknownTemplate) else []
-            hint = f"; its template folder is not loaded: use --kernel-dir {unloaded[0]}" if unloaded else ""
+            hint = (f"; its template folder is not loaded: use --kernel-dir {unloaded[0]}"
+                    if unloaded and isinstance(exc, UnknownTemplate) else "")
             notes.append(f"{name}: no prediction ({exc}){hint}")
     return predictors, notes

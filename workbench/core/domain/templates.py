@@ -652,18 +652,8 @@ def stands_in_for_another(template: KernelTemplate, source_hash: str, unloaded: 
     if own is not None:
         return f"its template comes from {own}"
     if source_hash and source_hash not in {template.source_hash(), *template.earlier_hashes()}:
-        return f"its template came from {unloaded[0]}, and the shipped {template.name!r} is other code"
+        return f"its template came from {unloaded[0]}"
     return None
-
-
-def is_shipped_name(name: str) -> bool:
-    """Whether the shipped library has a template file of that name (``NAME.py`` or
-    ``NAME.kernel.json``), told by the names alone."""
-    try:
-        folder = kernels_dir()
-    except TemplateError:
-        return False
-    return any((folder / f"{name}{suffix}").is_file() for suffix in (".py", DECLARATIVE_SUFFIX))
 
 
 def folder_holding(name: str, folders: Sequence[str | os.PathLike[str]]) -> str | None:
