@@ -138,21 +138,17 @@ def _panel_objective_named(error: WorkbenchError, request: Any, kept: bool = Fal
     return WorkbenchError(f"{text} ({where} under Constraints or Score weights: clear it there)")
 
 
-def _trials_so_far(note: str) -> str:
-    """The "N trials so far" of a :func:`_continued_note`."""
-    head = note.split(" so far", 1)[0]
-    return head.split(": ", 1)[-1] + " so far"
-
-
-def _continued_note(n: int, before: str, strategy: str, sizes: int = 1) -> str:
+def _continued_note(n: int, before: str, strategy: str, sizes: int = 1, ended: bool = False) -> str:
     """What Start says when it adds to the open session (``n`` trials so far, by strategy ``before``)
     rather than starting one: the charts then show every run of it together, and a person comparing
-    strategies expected a fresh session. A sweep of ``sizes`` sizes shows one size at a time."""
+    strategies expected a fresh session. A sweep of ``sizes`` sizes shows one size at a time.
+    ``ended``: said again when the run has ended, ``n`` the trials then."""
     switch = f" with {strategy} (its earlier trials: {before})" if strategy and before and strategy != before else ""
     shown = ("the charts show them all" if sizes <= 1 else
              f"the charts show every run's trials at the size shown (of {sizes})")
-    return (f"continuing this session: {n} trial{'s' if n != 1 else ''} so far{switch}; {shown}; "
-            "File > New session starts a fresh one")
+    count = f"continued this session, {counted(n, 'trial')} now" if ended else \
+        f"continuing this session: {counted(n, 'trial')} so far"
+    return f"{count}{switch}; {shown}; File > New session starts a fresh one"
 
 
 class MainWindow(WindowExports):
@@ -197,6 +193,7 @@ class MainWindow(WindowExports):
         #: The status bar's note of a continued run's start ("continuing this session: 40 trials so
         #: far..."), said again at the run's end with the count then (it stood beside 80 trials).
         self._started_note = ""
+        self._started_noted: tuple[str, str, int] = ("", "", 1)  # what the note was said of
         self.last_result: Any = None
         self._progress: Any = None  # the run's latest progress, shown on the next refresh tick
         #: The toolbar's request right after a session was shown: Start with these same choices
@@ -1001,15 +998,15 @@ class MainWindow(WindowExports):
             # beside the run it no longer applied to: the run's warnings (a strategy it fell back from,
             # a weight on a metric nothing reports ...), and which GPU pruning models
             # counted now: the trials another run added to the file were taken in as the run was prepared
-            continued_note = (_continued_note(len(prepared.session.trials), before, str(run.get("strategy") or ""),
-                                              len(problems_of(prepared.session))) if continuing else "")
+            noted = (before, str(run.get("strategy") or ""), len(problems_of(prepared.session)))
+            continued_note = _continued_note(len(prepared.session.trials), *noted) if continuing else ""
             said = ([continued_note] if continued_note else []) + [f"warning: {w}" for w in prepared.warnings]
             cost_model_note = (prepared.session.extra.get("cost_model") or {}).get("note")
             if cost_model_note:
                 said.append(f"cost model: {cost_model_note}")
             if said:
                 self.statusBar().showMessage("; ".join(said), 15000)
-                self._started_note = continued_note
+                self._started_note, self._started_noted = continued_note, noted
             elif self.statusBar().currentMessage().startswith(START_REFUSED):
                 self.statusBar().clearMessage()  # (a new session's own note, shown just now, stays)
         except BaseException:
@@ -1380,10 +1377,8 @@ class MainWindow(WindowExports):
         if self._started_note and self._started_note in shown and self.model.session is not None:
             # the note's count was of the trials before the run: said again with the count now
             # (left as it was, "40 trials so far" stood beside 80 trials)
-            now = len(self.model.session.trials)
-            self.statusBar().showMessage(shown.replace(self._started_note, self._started_note.replace(
-                "continuing this session: ", "continued this session, ", 1).replace(
-                _trials_so_far(self._started_note), f"{counted(now, 'trial')} now", 1)), 15000)
+            ended = _continued_note(len(self.model.session.trials), *self._started_noted, ended=True)
+            self.statusBar().showMessage(shown.replace(self._started_note, ended), 15000)
         self._retargeted = self._started_note = ""
         assert self.engine_thread is not None  # it sent this
         self.engine_thread.wait()  # it emitted as its last act: returns at once
