@@ -535,6 +535,9 @@ class _Metrics:
     def failed_mask(self) -> np.ndarray:
         return np.zeros(self.n, dtype=bool)
 
+    def measured_mask(self) -> np.ndarray:
+        return np.ones(self.n, dtype=bool)
+
 
 def test_the_tradeoff_default_stays_on_a_near_tie_and_moves_for_a_clear_difference() -> None:
     """Mid-run the spreads of two memory figures drift past each other with every trial; the

@@ -40,7 +40,7 @@ def has_data(model: Any, name: str) -> bool:
     its compile's figures and the bound its timing stopped above are measured)."""
     if model.n == 0:
         return False
-    return bool(np.isfinite(model.metric(name)[~model.failed_mask() | model.aborted_mask()]).any())
+    return bool(np.isfinite(model.metric(name)[model.measured_mask()]).any())
 
 
 def tradeoff_metrics(model: Any) -> list[str]:

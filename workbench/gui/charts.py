@@ -337,7 +337,7 @@ class ScoreChart(ChartBase):
         scored = score[np.isfinite(score)]
         self._pin_y(scored.size == 0 or scored.min() == scored.max())
         feasible = np.asarray(ranking.feasible, dtype=bool)
-        failed = model.failed_mask() & ~model.aborted_mask()  # an aborted candidate is infeasible, not failed
+        failed = ~model.measured_mask()  # an aborted candidate is infeasible, not failed
         ok_infeasible = ~feasible & ~failed
         number = model.trial_numbers()  # x: the trial's number, the table's `#` (data: its row here)
         self.feasible.setData(x=number[feasible], y=score[feasible], data=index[feasible])
@@ -827,7 +827,7 @@ class MetricChart(ChartBase):
             if key not in self._log_allowed:  # depends on the data only: not recomputed per slider move
                 if len(self._log_allowed) > 64:
                     self._log_allowed.clear()
-                self._log_allowed[key] = bool(name) and can_log(self.model.metric(name)[~self.model.failed_mask() | self.model.aborted_mask()], categorical)
+                self._log_allowed[key] = bool(name) and can_log(self.model.metric(name)[self.model.measured_mask()], categorical)
             allowed = self._log_allowed[key]
             if box.isEnabled() != allowed:
                 box.setEnabled(allowed)
@@ -877,7 +877,7 @@ class MetricChart(ChartBase):
         index = np.arange(model.n)
         # an aborted trial is no failure: what it measured (its compile's figures, the bound its
         # timing stopped above) is drawn, infeasible under the limit in force
-        shown = (~model.failed_mask() | model.aborted_mask()) & np.isfinite(x) & np.isfinite(y)
+        shown = model.measured_mask() & np.isfinite(x) & np.isfinite(y)
         if self.log_x:
             shown &= x > 0
         if self.log_y:

@@ -384,6 +384,12 @@ class SessionModel:
         under the limit in force (they are kept with a lower bound on their latency)."""
         return self.status_codes() == STATUS_CODES[Status.ABORTED]
 
+    def measured_mask(self) -> np.ndarray:
+        """Trials whose figures are measurements: the successful ones and the aborted ones (their
+        compile's figures, and the bound their timing stopped above), the charts draw them."""
+        codes = self.status_codes()
+        return (codes == STATUS_CODES[Status.OK]) | (codes == STATUS_CODES[Status.ABORTED])
+
     # --- objective ------------------------------------------------------------------------------
     @property
     def constraints(self) -> Constraints:
