@@ -232,7 +232,7 @@ def test_no_tabs_button_while_the_narrow_padding_keeps_every_name_whole(window, 
     button stayed, a button with nothing to tell that also took the row's room."""
     _present(window, qtbot)
     tabs = window.bottom_tabs
-    usual, narrow = tabs._names_width(narrow=False), tabs._names_width(narrow=True)
+    usual, narrow = tabs.names_width(narrow=False), tabs.names_width(narrow=True)
     assert narrow < usual
     tabs.setFixedWidth((usual + narrow) // 2 + 4)  # too short at the usual padding, enough at the narrow one
     qtbot.wait(50)
@@ -720,3 +720,36 @@ def test_presentation_mode_on_a_1280_px_projector_keeps_the_progress_in_sight_an
     assert ran.zoom.presentation_action.isChecked()
     ran.zoom.presentation_action.trigger()
     assert ran.zoom.factor == 1.0 and not ran.zoom.presentation_action.isChecked()
+
+
+def test_at_1280_px_the_tab_row_takes_from_the_detail_what_its_names_need_unless_the_person_set_the_split(
+        window, qtbot):
+    """At 1280 px the 3:2 split left the ten result tabs 35 px short of their whole names, cut to
+    "Failu…", "Impo…", "Com…": the trial detail gives them that (it keeps DETAIL_MIN_PX), at no
+    other width than it must, and never a split the person dragged or set in an earlier window."""
+    from workbench.gui.main_window import MainWindow
+    from workbench.gui.presentation import DETAIL_MIN_PX, TAB_ROW_SHARE
+
+    tabs, bottom = window.bottom_tabs, window.splitters["bottom"]
+    window.resize(1280, 800)
+    qtbot.waitUntil(lambda: not tabs.names_elided(), timeout=5000)
+    assert bottom.sizes()[1] >= DETAIL_MIN_PX
+    window.resize(1920, 1080)  # room enough: the stretch's split again
+    qtbot.waitUntil(lambda: abs(bottom.sizes()[0] - TAB_ROW_SHARE * sum(bottom.sizes())) <= 2, timeout=5000)
+    window.save_settings()  # a split the window chose is not kept as the person's
+    assert window.settings.value("splitter/bottom") is None
+
+    bottom.moveSplitter(tabs.minimumSizeHint().width() + 10, 1)  # as the person's drag of the handle does
+    assert window.zoom.tab_split_by_person
+    window.resize(1280, 800)
+    qtbot.wait(50)
+    assert tabs.names_elided()  # theirs to keep, cut names and all
+    window.save_settings()
+    assert window.settings.value("splitter/bottom") is not None
+    again = MainWindow(interactive=False, settings=window.settings)
+    qtbot.addWidget(again)
+    again.resize(1280, 800)
+    again.show()
+    qtbot.wait(50)
+    assert again.zoom.tab_split_by_person and again.bottom_tabs.names_elided()
+    again.close()

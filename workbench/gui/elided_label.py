@@ -290,14 +290,14 @@ class ElidedTabs(QTabWidget):
     def names_cut(self) -> bool:
         """Whether the row is too short for every tab's whole name at the usual padding (without
         the *Tabs* button): then the tabs take the narrow padding."""
-        return self._names_width(narrow=False) > self.width() - 4
+        return self.names_width(narrow=False) > self.width() - 4
 
     def names_elided(self) -> bool:
         """Whether some name is cut even at the narrow padding (without the *Tabs* button): only
         then is the button shown, since with every name whole there is nothing for it to tell."""
-        return self._names_width(narrow=True) > self.width() - 4
+        return self.names_width(narrow=True) > self.width() - 4
 
-    def _names_width(self, narrow: bool) -> int:
+    def names_width(self, narrow: bool) -> int:
         """The width of every visible tab with its whole name, at the usual or the narrow padding."""
         bar = self.tabBar()
         if not isinstance(bar, _ElidedTabBar):

@@ -215,6 +215,8 @@ class MainWindow(WindowExports):
         from workbench.gui.presentation import Zoom
 
         self.zoom = Zoom(self)  # View menu: presentation mode, Ctrl+/Ctrl- (remembered)
+        self.splitters["bottom"].splitterMoved.connect(self.zoom.person_set_tab_split)
+        self.splitters["main"].splitterMoved.connect(lambda *_: self.zoom.fit_tab_row())
         self.zoom.menu.addSeparator()
         columns_menu = self.zoom.menu.addMenu("Results &columns")  # the Results header's menu, by keyboard too
         columns_menu.aboutToShow.connect(lambda: self.results.columns.fill(columns_menu))
@@ -2060,6 +2062,8 @@ class MainWindow(WindowExports):
             if isinstance(value, QByteArray):
                 if splitter_state_ok(bytes(value.data()), splitter.count()):
                     splitter.restoreState(value)
+                    if name == "bottom":  # the person's split, kept (the zoom's own is not saved)
+                        self.zoom.tab_split_by_person = True
                 else:
                     refused.append(name)
         axes = self.settings.value("metric_axes")
@@ -2080,6 +2084,9 @@ class MainWindow(WindowExports):
             state = splitter.saveState()
             if name == "main" and self.zoom.set_left_column():  # the zoom's width, not the person's
                 state = QByteArray(with_pane_size(bytes(state.data()), 0, LEFT_COLUMN_PX))
+            if name == "bottom" and not self.zoom.tab_split_by_person:  # fitted to this window's width
+                self.settings.remove(_splitter_key(name))
+                continue
             self.settings.setValue(_splitter_key(name), state)
         self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))
         self.settings.setValue("kernel", self.toolbar.kernel.currentText())
@@ -2096,11 +2103,11 @@ class MainWindow(WindowExports):
             QTimer.singleShot(0, self, self.zoom.fit_to_screen)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # Qt override
-        """The left column's zoomed width is a share of the window's (see Zoom.fit_left_column):
-        fitted again once the splitter has the new width."""
+        """The left column's zoomed width is a share of the window's, and the tab row takes what its
+        names need (see Zoom.fit_panes): fitted again once the splitters have the new width."""
         super().resizeEvent(event)
         if self._fitted_when_shown:
-            QTimer.singleShot(0, self, self.zoom.fit_left_column)
+            QTimer.singleShot(0, self, self.zoom.fit_panes)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # Qt override
         editors = [editor for editor in self._kernel_editors if editor.isVisible()]

@@ -28,6 +28,11 @@ LEFT_COLUMN_PX = 340
 #: Share of the window the zoom may give the left column at most: the charts keep the rest, which at
 #: 1440 px in presentation mode their headers need whole (a quarter leaves them 20 px less).
 LEFT_COLUMN_SHARE = 0.25
+#: The result tabs' share of the row they share with the trial detail, as its splitter's stretch sets it.
+TAB_ROW_SHARE = 3 / 5
+#: What the trial detail keeps when the result tabs take room from it to show every name whole: its
+#: first lines and the start of each source line (the config's defines) stay readable.
+DETAIL_MIN_PX = 320
 SETTINGS_KEY = "view/zoom"
 
 
@@ -100,6 +105,9 @@ class Zoom:
         self.factor = 1.0
         #: the left column's width as the zoom last set it (None: never): another width is the person's
         self._left_width_set: int | None = None
+        #: whether the person set the split between the result tabs and the trial detail (dragged it
+        #: in this window, or in an earlier one whose layout was restored): then it is theirs to keep
+        self.tab_split_by_person = False
         menu = window.menuBar().addMenu("&View")
         self.presentation_action = QAction("&Presentation mode (large fonts and markers)", window)
         self.presentation_action.setCheckable(True)
@@ -149,6 +157,7 @@ class Zoom:
                 f"{self.window.width()} px", 10000)
         if shown:
             self.fit_left_column()  # (before the window is laid out, its splitter has no width to share)
+            self.fit_tab_row()
 
     def apply_to(self, root: Any) -> None:
         """The zoom in force on the charts and plots inside ``root`` (the window, or a view built
@@ -246,6 +255,36 @@ class Zoom:
             main.setSizes([width, total - width])
             self._left_width_set = main.sizes()[0]
 
+    def fit_tab_row(self) -> None:
+        """Split the row of the result tabs and the trial detail as its stretch does, unless a tab
+        name would then be cut (even at the narrow padding) and the detail can give the tabs what
+        they lack while keeping :data:`DETAIL_MIN_PX`: at 1280 px the even-handed split cut seven of
+        the ten names to a few letters, for 35 px the detail could spare. Called as the window's
+        width or zoom changes; never once the person has set the split."""
+        bottom = getattr(self.window, "splitters", {}).get("bottom")
+        tabs = getattr(self.window, "bottom_tabs", None)
+        if bottom is None or tabs is None or self.tab_split_by_person:
+            return
+        sizes = bottom.sizes()
+        total = sum(sizes)
+        if len(sizes) != 2 or not total:
+            return
+        width = round(total * TAB_ROW_SHARE)
+        need = tabs.names_width(narrow=True) + 5  # (the names are cut beyond the tabs' width less 4)
+        if width < need <= total - DETAIL_MIN_PX:
+            width = need
+        if width != sizes[0]:
+            bottom.setSizes([width, total - width])
+
+    def fit_panes(self) -> None:
+        """The left column and the tab row fitted to the window's new width (after a resize)."""
+        self.fit_left_column()
+        self.fit_tab_row()
+
+    def person_set_tab_split(self, *_: object) -> None:
+        """The split beside the result tabs is the person's from now on (``splitterMoved``)."""
+        self.tab_split_by_person = True
+
     def present_once(self) -> None:
         """Presentation mode for this window only (``gui --presentation``): the zoom the person
         chose is what the next window opens with, not this one."""
@@ -261,6 +300,7 @@ class Zoom:
         self.window.setStyleSheet(zoom_style_sheet(self.base_point_size, factor))
         self.apply_to(self.window)
         self.fit_left_column()
+        self.fit_tab_row()
         self._tick_presentation(factor >= PRESENTATION_ZOOM - 1e-6)
         if remember:
             self.window.settings.setValue(SETTINGS_KEY, factor)
