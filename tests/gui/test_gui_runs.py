@@ -703,12 +703,13 @@ def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_
 
     assert label.text() == "opened: 3 of 3 evaluations"
     bar.kernel.setCurrentText("softmax")
-    says("next Start: new session (the kernel is 'softmax'); opened: 3 of 3 evaluations")
+    says("new session at Start: the kernel is 'softmax'; opened: 3 of 3 evaluations")
+    assert "'softmax'" in label.shown_text()  # the reason's point, not cut at 1440 px
     assert label.palette().color(QPalette.ColorRole.WindowText).name() == WARNING_TEXT  # in the warning colour
     bar.kernel.setCurrentText("vector_add")
     other_gpu = next(bar.gpu.itemText(i) for i in range(bar.gpu.count()) if bar.gpu.itemText(i) != bar.gpu.currentText())
     bar.gpu.setCurrentText(other_gpu)
-    says("next Start: new session (the device is ", start=True)
+    says("new session at Start: the device is ", start=True)
     assert window.continues_session(bar.request()) is False  # as the controller decides it
     bar.gpu.setCurrentIndex(bar.gpu.findText(window.model.session.device["name"].removeprefix("Simulated NVIDIA ")))
     says("opened: 3 of 3 evaluations")
@@ -720,7 +721,7 @@ def test_the_toolbar_says_when_start_would_begin_a_new_session(window, cli, tmp_
     assert window.continues_session(bar.request())
     bar.problem.setText(f"n={2 * n}")  # another problem: a new session, said as Start would say it
     assert label.text() == "opened: 3 of 3 evaluations"  # not at each key typed: after a pause
-    says("next Start: new session (the problem is ", start=True)
+    says("new session at Start: the problem is ", start=True)
     assert not window.continues_session(bar.request())
     bar.problem.setText("")
     says("opened: 3 of 3 evaluations")

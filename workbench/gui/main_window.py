@@ -1283,7 +1283,7 @@ class MainWindow(WindowExports):
                     except WorkbenchError:  # a request that cannot start: Start says why
                         why = None
                 if why:
-                    text = f"next Start: new session ({why})"
+                    text = f"new session at Start: {why}"
         self.toolbar.show_next_start(text)
 
     @staticmethod
