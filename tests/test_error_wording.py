@@ -110,6 +110,32 @@ def test_a_shipped_template_found_instead_of_the_sessions_own_names_its_folder(t
     resume_run(path, RunRequest(budget=4, kernel_dirs=(str(folder),))).run()  # with the folder it continues
 
 
+def test_a_sessions_folder_not_given_while_its_code_is_the_shipped_templates_is_said_not_dropped_silently(
+        tmp_path: Path) -> None:
+    """A session tuned from a folder holding a copy of a shipped template, continued without the
+    folder, went on with the shipped one (same code) and recorded no folder from then on, without
+    a word: exports and the source view then no longer looked there."""
+    from workbench.core.domain.session import load_session
+    from workbench.runner.controller import RunRequest, resume_run, start_run
+
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for suffix in (".py", ".cu"):
+        (folder / f"vector_add{suffix}").write_text((ROOT / "kernels" / f"vector_add{suffix}").read_text())
+    path = tmp_path / "s.json"
+    start_run(_sim(kernel_dirs=(str(folder),)), path).run()
+    run = resume_run(path, RunRequest(budget=3))
+    said = [w for w in run.warnings if "the session's template came from" in w]
+    assert said == [f"the session's template came from {folder}; this run uses the template of that name found "
+                    "without it, whose code is the same, and the session records no folder from now on (give "
+                    f"--kernel-dir {folder} to keep running it from there)"]
+    run.run()
+    assert load_session(path).backend["options"]["kernel_dirs"] == []
+    again = resume_run(path, RunRequest(budget=4))  # nothing recorded any more: nothing to say
+    again.release()
+    assert not [w for w in again.warnings if "template came from" in w]
+
+
 def test_a_single_score_strategy_for_a_trade_off_names_the_strategies_and_one_score(tmp_path: Path) -> None:
     import dataclasses
 

@@ -750,6 +750,12 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     notes: list[str] = []
     if not continued and target.kind == "template":
         notes += filter(None, [replacement_note(target.kernel, request.kernel_dirs)])
+    elif session is not None and target.kind == "template" and (left := _folders_not_given(spec, session)):
+        # (its code is the one found without them, or the run was refused): said, since from now
+        # on the session records no folder, and exports and the source view look for it elsewhere
+        notes.append(f"the session's template came from {left[0]}; this run uses the template of that name "
+                     f"found without it, whose code is the same, and the session records no folder from now "
+                     f"on (give --kernel-dir {left[0]} to keep running it from there)")
     unsuited = strategy_class(strategy_name).unsuited(space)
     if unsuited and not (request.strategy or strategy_info.get("name") or request.strategy_options):
         # nobody chose it: a space the default's model cannot hold runs with the general-purpose model
@@ -1338,15 +1344,23 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
         raise
 
 
-def _folders_hint(spec: BackendSpec, session: Session) -> str:
-    """`` (the session's template came from DIR: use --kernel-dir DIR ...)`` as a message template,
-    when the session names template folders the continuing run was not given ('' otherwise). Its
-    code runs only when the person passes the folder, so a continuation never adds it by itself."""
+def _folders_not_given(spec: BackendSpec, session: Session) -> list[str]:
+    """The template folders ``session`` records, likeliest to hold its template first, when the
+    continuing run (``spec``) was given none; [] otherwise. Their code runs only when the person
+    passes a folder, so a continuation never adds one by itself."""
     options = session.backend.get("options") if isinstance(session.backend, dict) else None
     folders = options.get("kernel_dirs") if isinstance(options, dict) else None
     if not folders or not isinstance(folders, list) or spec.options.get("kernel_dirs"):
+        return []
+    return likeliest_first(session.kernel, [str(f) for f in folders])
+
+
+def _folders_hint(spec: BackendSpec, session: Session) -> str:
+    """`` (the session's template came from DIR: use --kernel-dir DIR ...)`` as a message template,
+    when the session names template folders the continuing run was not given ('' otherwise)."""
+    folders = _folders_not_given(spec, session)
+    if not folders:
         return ""
-    folders = likeliest_first(session.kernel, [str(f) for f in folders])
     named = quoted(", ".join(folders[:3]))
     return (f" (the session's template came from {named}: use {{kernel_dir:{quoted(folders[0])}}} "
             "to run code from there)")
