@@ -344,6 +344,32 @@ def test_export_then_import_round_trip(tmp_path: Path, new_style: bool) -> None:
         assert a.metric("gflops") == b.metric("gflops") or math.isnan(a.metric("gflops"))
 
 
+@pytest.mark.parametrize("new_style", [False, True])
+def test_an_error_name_and_a_time_stamp_of_the_year_1_survive_the_round_trip(tmp_path: Path, new_style: bool) -> None:
+    """An error name Kernel Tuner has and this workbench does not (a later version's) came back as
+    ``RuntimeFailedConfig``, and a stamp of the first hours of the year 1 in a zone ahead of UTC,
+    which an import reads, was left out of the export (UTC cannot write it)."""
+    data = synthetic(new_style)
+    failure = {"__error__": "ConfigTimeoutError"} if new_style else {"time": "ConfigTimeoutError"}
+    data["cache"]["128,2,1"] = {"block_size_x": 128, "tile": 2, "use_shmem": 1, **failure}
+    data["cache"]["64,1,0"]["timestamp"] = "0001-01-01T03:00:00+05:00"
+    session = import_kt_cache(write(tmp_path, data))
+    assert export_kt_cache(session, tmp_path / "out.json") == 5
+    written = json.loads((tmp_path / "out.json").read_text())["cache"]
+    assert written["128,2,1"]["time"] == "ConfigTimeoutError"
+    assert written["64,2,1"]["time"] == "CompilationFailedConfig"  # the names it knows, as before
+    back = import_kt_cache(tmp_path / "out.json")
+    for a, b in zip(session.trials, back.trials):
+        assert (a.config, a.status, a.measurement.message, a.finished_at) == (b.config, b.status,
+                                                                              b.measurement.message, b.finished_at)
+    assert session.trials[1].finished_at == datetime.fromisoformat("0001-01-01T03:00:00+05:00").timestamp()
+    # a failure whose mark names nothing is written by its status, not by the import's words for it
+    data["cache"]["128,2,1"] = {"block_size_x": 128, "tile": 2, "use_shmem": 1, "__error__": " "}
+    unnamed = import_kt_cache(write(tmp_path, data, "unnamed.json"))
+    export_kt_cache(unnamed, tmp_path / "unnamed_out.json")
+    assert json.loads((tmp_path / "unnamed_out.json").read_text())["cache"]["128,2,1"]["time"] == "RuntimeFailedConfig"
+
+
 def _workbench_session() -> Session:
     slots = (Slot("block_size", (64, 128), "launch"), Slot("strategy", ("atomic", "tree"), "reduction"))
     space = SearchSpace(slots)

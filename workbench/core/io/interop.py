@@ -43,7 +43,7 @@ import os
 import re
 import zlib
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Final, Mapping, Sequence, TypeGuard
 
@@ -304,6 +304,39 @@ def _problem(problem_size: Any) -> dict[str, Value]:
         return out
     value = _plain_value(problem_size)
     return {"problem_size": value if value is not None else str(problem_size)}
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+#: The zones furthest from UTC a time stamp's offset can name (ISO 8601 and Python: under a day).
+_FURTHEST_ZONES = (timezone(timedelta(hours=23, minutes=59)), timezone(-timedelta(hours=23, minutes=59)))
+
+
+def _calendar_stamp(moment: float) -> str | None:
+    """``moment`` (seconds since the epoch) as a record's time stamp: in UTC, as Kernel Tuner
+    writes it, or else in the zone furthest ahead of or behind it that holds the moment: a cache's
+    stamp of the first hours of the year 1 in a zone ahead of UTC, which an import reads, lies
+    before the first moment UTC can write, and was left out of the export. None for a moment no
+    calendar holds (a session file's time thousands of years before then)."""
+    try:
+        return str(datetime.fromtimestamp(moment, tz=timezone.utc))
+    except (OverflowError, ValueError, OSError):
+        pass
+    for zone in _FURTHEST_ZONES:
+        try:
+            return str(_EPOCH.astimezone(zone) + timedelta(seconds=moment))
+        except (OverflowError, ValueError):
+            continue
+    return None
+
+
+def _kt_error_name(trial: Trial) -> str:
+    """The error name a failed trial's record carries: the one Kernel Tuner wrote when the trial
+    came from its cache (a name it has and this workbench does not, such as one of a later version,
+    came back as ``RuntimeFailedConfig`` after a round trip), else the nearest to its status."""
+    name = trial.measurement.details.get("kernel_tuner_error")
+    # (an import's own words for a mark without a name are no name: only an identifier, as Kernel
+    # Tuner's error names are its exception classes')
+    return name if isinstance(name, str) and name.isidentifier() else STATUS_TO_KT[trial.status]
 
 
 def _is_number(value: Any) -> TypeGuard[int | float]:
@@ -937,7 +970,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         if trial.ok and not math.isfinite(latency):
             continue
         record: dict[str, Any] = {n: trial.config[n] for n in names}
-        record["time"] = latency if trial.ok else STATUS_TO_KT[trial.status]
+        record["time"] = latency if trial.ok else _kt_error_name(trial)
         spread = (trial.metric(LATENCY), trial.metric("latency_p20_ms"), trial.metric("latency_p80_ms"))
         if trial.ok and latency == kt_time and (spread[0] != kt_time or math.isfinite(spread[1])):
             # `time` is Kernel Tuner's: the repetitions' median and band go beside it
@@ -966,10 +999,9 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
                 if math.isfinite(float(value)):
                     record[kt_name] = float(value)
         if trial.finished_at:
-            try:
-                record["timestamp"] = str(datetime.fromtimestamp(trial.finished_at, tz=timezone.utc))
-            except (OverflowError, ValueError, OSError):  # a time no calendar of this platform holds: none written
-                pass
+            stamp = _calendar_stamp(trial.finished_at)
+            if stamp is not None:  # (a time no calendar holds: none written)
+                record["timestamp"] = stamp
         cache[key] = record
         written[key] = trial
     document = {
