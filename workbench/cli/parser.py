@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import math
 import re
 from typing import NoReturn
@@ -122,9 +123,12 @@ class _Parser(argparse.ArgumentParser):
         return f"; did you mean {' '.join(guesses)}?" if guesses else ""
 
 
+@functools.lru_cache(maxsize=4)
 def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     """The command line; ``prog`` is how the person started it (``main.py``, or the installed
-    ``kernel-workbench``), which usage and error hints repeat."""
+    ``kernel-workbench``), which usage and error hints repeat. Built once per ``prog`` and process
+    (a dozen milliseconds each time; ``tune`` asked twice, and the tests' in-process commands
+    several hundred times): nothing changes a parser once built, and parsing leaves it as it was."""
     from workbench import __version__
     from workbench.runner.plan import BACKEND_CHOICES
 
