@@ -435,6 +435,27 @@ def test_a_template_whose_every_config_fails_shows_no_resource_figures() -> None
     assert row[4:7] == ["-", "-", "-"], row
 
 
+def test_check_kernels_fails_configs_whose_grid_no_gpu_takes(tmp_path: Path) -> None:
+    """Slot values whose grid cannot be computed (a division by zero) or is negative compiled
+    fine and the table said "ok"; every trial of them then failed to launch."""
+    import json
+    import shutil
+
+    example = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
+    shutil.copytree(example, tmp_path / "mine")
+    spec_file = tmp_path / "mine" / "saxpy.kernel.json"
+    spec = json.loads(spec_file.read_text())
+    spec["slots"][1]["values"] = [-4, 0, 1, 2]
+    spec["slots"][1]["default"] = 1
+    spec_file.write_text(json.dumps(spec))
+    (r,) = check_kernels(load_templates(tmp_path / "mine").values(), sample=30, kernel="saxpy")
+    assert not r.ok and r.compiled == len(r.configs)  # every one compiles: it is their launch that fails
+    reasons = [why for _, why in r.failures]
+    assert any("ZeroDivisionError" in why for why in reasons) and any("a grid of -" in why for why in reasons)
+    assert all(why.startswith("cannot launch on any GPU: ") for why in reasons)
+    assert r.valid_configs == len(r.configs) == 24 and len(r.failures) == 12  # each block size with items -4 and 0
+
+
 def test_check_kernels_rejects_unknown_names() -> None:
     with pytest.raises(WorkbenchError, match="unknown kernel"):
         check_kernels(load_templates(), kernel="nope")

@@ -7,6 +7,7 @@ under a minute (NVRTC from pip, with the compile cache making reruns near-instan
 
 from __future__ import annotations
 
+import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -15,9 +16,8 @@ from typing import Any, Callable, Iterable, Mapping, TextIO
 import numpy as np
 
 from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads, over_launch_bounds
-from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, small_problem_values
+from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, launch_problem, small_problem_values
 from workbench.core.errors import WorkbenchError, did_you_mean
-from workbench.core.domain.kernel_spec import BLOCK_LIMITS, MAX_BLOCK_THREADS
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate, non_finite_reference
 
@@ -212,21 +212,16 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
 
 
 def _unlaunchable(template: KernelTemplate, problem: Mapping[str, Any], config: Config, compiled: CompileResult) -> str | None:
-    """Why a config that compiled can never launch, on any GPU, or None: its block breaks the
-    limits every CUDA device has, or has more threads than the kernel's ``__launch_bounds__``
-    allows (read from the cubin). The simulator refuses such a launch too, so a run shows it as a
-    launch error on every trial that meets it; the check says so before any run, as a hint that
-    the space's restrictions let the config through."""
-    try:
-        dims = [int(d) for d in template.block(problem, config)]
-    except Exception as exc:  # noqa: BLE001 - a spec's own block function failing is that config's problem
-        return f"its block size cannot be computed: {type(exc).__name__}: {exc}"
-    dims += [1] * (3 - len(dims))
-    threads = int(np.prod(dims))
-    if threads <= 0 or threads > MAX_BLOCK_THREADS or any(d > limit for d, limit in zip(dims, BLOCK_LIMITS)):
-        return (f"cannot launch on any GPU: a block of {dims[0]}x{dims[1]}x{dims[2]} = {threads} threads "
-                f"(at most {MAX_BLOCK_THREADS}, and z at most {BLOCK_LIMITS[2]}); a restriction on its slots would "
-                "leave it out")
+    """Why a config that compiled can never launch, on any GPU, or None: its block or grid breaks
+    the limits every CUDA device has or cannot be computed (the editor's rule, :func:`launch_problem`),
+    or its block has more threads than the kernel's ``__launch_bounds__`` allows (read from the
+    cubin). A run shows such a config as a failure on every trial that meets it; the check says so
+    before any run, as a hint that the space's restrictions let the config through (the grid was
+    not checked, and a table said "ok" for slot values whose every trial failed to launch)."""
+    why = launch_problem(template, problem, config)
+    if why:
+        return f"cannot launch on any GPU: {why}; a restriction on its slots would leave it out"
+    threads = math.prod(int(d) for d in template.block(problem, config))
     over = over_launch_bounds(threads, max_threads(compiled.cubin, template.entry))
     if over:
         return f"cannot launch: {over}; a restriction on its slots would leave it out"

@@ -211,7 +211,7 @@ def _launch_warning(template: KernelTemplate, space: Any, valid: int) -> Diagnos
     problem = template.resolve_problem()
     sampled = valid > LAUNCH_SAMPLE
     configs = space.sample(np.random.default_rng(0), LAUNCH_SAMPLE) if sampled else list(space)
-    failing = [(config, why) for config in configs if (why := _launch_problem(template, problem, config))]
+    failing = [(config, why) for config in configs if (why := launch_problem(template, problem, config))]
     if not failing:
         return None
     config, why = failing[0]
@@ -220,13 +220,16 @@ def _launch_warning(template: KernelTemplate, space: Any, valid: int) -> Diagnos
                       "trial of them fails, and a restriction on their slots would leave them out", field="restrictions")
 
 
-def _launch_problem(template: KernelTemplate, problem: Mapping[str, Any], config: Any) -> str | None:
-    """Why no GPU launches ``config`` at ``problem`` (CUDA's limits, the same on every device), or None."""
+def launch_problem(template: KernelTemplate, problem: Mapping[str, Any], config: Any) -> str | None:
+    """Why no GPU launches ``config`` at ``problem`` (CUDA's limits, the same on every device; a
+    block or grid that cannot be computed), or None. The editor's check and ``check-kernels`` ask it."""
     try:
         block = [int(d) for d in template.block(problem, config)]
         grid = [int(d) for d in template.grid(problem, config)]
     except WorkbenchError as exc:
         return str(exc)
+    except Exception as exc:  # noqa: BLE001 - a Python spec's own block or grid function failing
+        return f"its launch cannot be computed: {type(exc).__name__}: {exc}"
     block += [1] * (3 - len(block))
     grid += [1] * (3 - len(grid))
     threads = math.prod(block)
