@@ -289,6 +289,27 @@ def test_a_python_spec_that_fails_to_load_says_why(cli, tmp_path, text, said) ->
     assert said in line, line
 
 
+@pytest.mark.parametrize("restriction, said", [
+    ("block_size * itemz <= 1024", "unknown name 'itemz'"),
+    ("__import__('os').system('touch pwned')", "restriction"),
+])
+def test_a_python_specs_bad_restriction_is_its_load_error_naming_the_file(cli, tmp_path, restriction, said) -> None:
+    """A JSON spec's bad restriction names its file and line and stops the listing (exit 2); a
+    Python spec's named neither file nor template, and check-kernels showed it as a row that failed."""
+    root = Path(__file__).resolve().parents[1]
+    for suffix in (".py", ".cu"):
+        text = (root / "kernels" / f"vector_add{suffix}").read_text()
+        (tmp_path / f"myadd{suffix}").write_text(text.replace('name="vector_add"', 'name="myadd"'))
+    spec = tmp_path / "myadd.py"
+    assert "restrictions=RESTRICTIONS," in spec.read_text()
+    spec.write_text(spec.read_text().replace("restrictions=RESTRICTIONS,", f"restrictions=({restriction!r},),", 1))
+    for command in ("kernels", "check-kernels"):
+        result = cli(command, "--kernel-dir", tmp_path)
+        line = one_line_error(result)
+        assert result.returncode == 2 and line.startswith(f"error: {spec}: template 'myadd': ") and said in line, line
+    assert not (tmp_path / "pwned").exists() and not Path("pwned").exists()
+
+
 @pytest.mark.parametrize(
     "args, expected",
     [

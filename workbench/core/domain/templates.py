@@ -979,7 +979,12 @@ def load_template(spec_file: str | os.PathLike[str]) -> KernelTemplate | None:
         raise TemplateError(f"{path}: the template's name {template.name!r} differs from the file's, {stem}.py: a "
                             "template is found by its file name; rename the file or the name")
     source_path = template.source_path or (str(path.with_suffix(".cu")) if path.with_suffix(".cu").is_file() else "")
-    return dataclasses.replace(template, path=str(path), source_path=source_path)
+    loaded = dataclasses.replace(template, path=str(path), source_path=source_path)
+    try:
+        loaded.space()  # its restrictions read: a typo or unsafe text is the spec's error, said as a JSON spec's is
+    except WorkbenchError as exc:  # (it came from the first listing or run that counted the space, naming no file)
+        raise TemplateError(f"{path}: template {template.name!r}: {exc}") from None
+    return loaded
 
 
 # --- internals --------------------------------------------------------------------------------------
