@@ -166,6 +166,9 @@ def test_a_python_spec_beside_a_json_spec_of_the_same_template_is_refused_not_pi
     done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--budget", "2", "--out", tmp_path / "s.json")
     assert done.returncode == 2 and said in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "s.json").exists()
+    for command in ("kernels", "check-kernels"):  # said once, naming both files (it was said twice)
+        listed = cli(command, "--kernel-dir", folder)
+        assert listed.returncode == 2 and listed.stderr.count(said) == 1, listed.stderr
     (folder / "saxpy.py").unlink()
     assert find_template("saxpy", folder).name == "saxpy"
 

@@ -56,7 +56,7 @@ def _report_library(library: Any) -> None:
     for name, hidden in sorted(library.shadowed.items()):
         print(f"note: {name} is {printable(str(library.templates[name].path))}, which replaces {printable(str(hidden))}",
               file=sys.stderr)
-    for reason in library.broken.values():
+    for reason in library.reasons():
         print(f"error: {printable(reason)}", file=sys.stderr)
 
 

@@ -383,8 +383,10 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 library = scan_templates(folder)
                 for name in library.templates:
                     window._kernel_folder_opened(name, Path(folder).resolve())
-                for spec_file, reason in library.broken.items():  # the others still open and run
-                    if run and spec_file.name.startswith(f"{run.get('kernel')}."):
+                said = {reason for spec_file, reason in library.broken.items()  # the run's own spec's
+                        if run and spec_file.name.startswith(f"{run.get('kernel')}.")}
+                for reason in library.reasons():  # the others still open and run
+                    if reason in said:
                         continue  # the run of it fails, saying this as its error: once is enough
                     print(f"warning: {printable(reason)}", file=sys.stderr)
                     window.statusBar().showMessage(f"warning: {printable(reason)}")

@@ -831,6 +831,11 @@ class TemplateLibrary:
     broken: dict[Path, str]  # spec file -> a one-line reason that names the file
     shadowed: dict[str, Path]
 
+    def reasons(self) -> list[str]:
+        """Each reason a spec does not load, once: a folder's two specs of one template share
+        theirs, which names both files (it was said twice)."""
+        return list(dict.fromkeys(self.broken.values()))
+
 
 def _bound_text(bound: float) -> str:
     """A problem parameter's bound as written: ``1``, not the ``1.0`` a declarative spec's limits
@@ -884,7 +889,7 @@ def load_templates(*dirs: str | os.PathLike[str]) -> dict[str, KernelTemplate]:
     import or to describe a valid template raises :class:`TemplateError` naming the file and the
     problem (for callers that need the whole library, such as the shipped table's writer)."""
     library = scan_templates(*dirs)
-    for reason in library.broken.values():
+    for reason in library.reasons():
         raise TemplateError(reason)
     return library.templates
 
