@@ -1549,3 +1549,21 @@ def test_the_kernels_parameters_are_checked_against_the_arguments_the_spec_passe
     # a type of several words without a name is all type
     assert signature_problems('extern "C" __global__ void k(const unsigned char*, int n) {}', "k",
                               [("a", "in", "uint8"), ("n", "scalar", "int32")]) == []
+
+
+def test_listing_a_folder_without_templates_says_so_naming_a_source_that_lacks_its_spec(tmp_path, cli):
+    """`kernels --kernel-dir F` of a folder holding only a .cu listed the shipped templates and said
+    nothing; tune and check-kernels each said what was missing."""
+    (tmp_path / "only").mkdir()
+    (tmp_path / "only" / "saxpy.cu").write_text(SOURCE)
+    listed = cli("kernels", "--kernel-dir", tmp_path / "only")
+    assert listed.returncode == 0 and "vector_add" in listed.stdout
+    assert listed.stderr.strip() == (f"warning: --kernel-dir {tmp_path / 'only'}: no templates there: saxpy.cu is a "
+                                     "CUDA source without a template spec; add saxpy.kernel.json beside it "
+                                     "(docs/own-kernel.md), or open the folder in the window's kernel editor, which "
+                                     "writes one")
+    (tmp_path / "bench").mkdir()  # a python benchmark's folder is no mistake: nothing said
+    (tmp_path / "bench" / "mine.py").write_text("SPACE = {'i': [1, 2]}\n\ndef measure(config):\n    return 1.0\n")
+    assert cli("kernels", "--kernel-dir", tmp_path / "bench").stderr == ""
+    save_template_folder(tmp_path / "mine", SPEC, SOURCE)  # a folder with a template: nothing said
+    assert cli("kernels", "--kernel-dir", tmp_path / "mine").stderr == ""

@@ -47,7 +47,24 @@ def cmd_kernels(args: argparse.Namespace) -> int:
             slots = ", ".join(f"{s['name']}[{len(s['values'])}]" for s in item["slots"])
             print(f"{item['name']:<12} {item['valid_configs']:>7} configs  {slots}")
     _report_library(library)
+    _say_folders_without_templates(args.kernel_dir, library)
     return 2 if library.broken else 0  # a spec that does not load is bad input, as a file refused
+
+
+def _say_folders_without_templates(folders: list[str], library: Any) -> None:
+    """A warning for each folder named that holds no template spec, loaded or not, nor a python
+    benchmark (the listing of the shipped ones alone said nothing of it), naming a CUDA source
+    there that lacks a spec, as ``tune`` does."""
+    held = {Path(str(spec)).parent.resolve() for spec in (*(t.path for t in library.templates.values()),
+                                                           *library.broken, *library.shadowed.values())}
+    for folder in folders:
+        if Path(folder).resolve() in held or any(not f.name.startswith("_") for f in Path(folder).glob("*.py")):
+            continue  # (a python benchmark is no template, and not listed: its folder is no mistake)
+        lone = sorted(Path(folder).glob("*.cu"))
+        hint = (f": {lone[0].name} is a CUDA source without a template spec; add {lone[0].stem}.kernel.json beside "
+                "it (docs/own-kernel.md), or open the folder in the window's kernel editor, which writes one"
+                if lone else " (a NAME.kernel.json beside its source, or a NAME.py template beside NAME.cu)")
+        print(f"warning: --kernel-dir {printable(folder)}: no templates there{hint}", file=sys.stderr)
 
 
 def _report_library(library: Any) -> None:
