@@ -329,3 +329,33 @@ def test_an_autosave_folder_that_is_a_file_refuses_start_in_one_line(window, qtb
     said = window.statusBar().currentMessage()
     assert f"autosave folder {blocked}: is not a folder" in said and not window.running, said
     assert blocked.read_text() == "x"
+
+
+def test_a_save_question_closed_unanswered_keeps_the_unsaved_trials_and_their_autosave(window, qtbot):
+    """A stop signal closes an open question without an answer (``reject``, as the application's
+    signal handler does): "Save the current session first?" closed so was taken for Discard, and
+    a SIGTERM while it was open deleted the session's only copy, its autosave."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3,
+                          "options": {"compile": "estimate"}})
+    autosave = window.autosave_path
+    assert window.model.dirty and autosave is not None and autosave.exists()
+    window.interactive = True
+    asked: list[str] = []
+
+    def unanswered() -> None:
+        modal = QApplication.activeModalWidget()
+        if modal is None:
+            QTimer.singleShot(20, unanswered)
+            return
+        asked.append(modal.text())
+        modal.reject()
+
+    QTimer.singleShot(0, unanswered)
+    closed = window.close()
+    assert asked == ["Save the current session first?"]
+    assert not closed and window.isVisible() and autosave.exists() and window.model.dirty
+    window.interactive = False

@@ -1894,12 +1894,14 @@ class MainWindow(WindowExports):
         answer = QMessageBox.question(self, "Unsaved trials", "Save the current session first?",
                                       QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
                                       | QMessageBox.StandardButton.Cancel)
-        if answer == QMessageBox.StandardButton.Cancel:
-            return False
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
-        self._drop_autosave()  # the user chose to discard
-        return True
+        if answer == QMessageBox.StandardButton.Discard:
+            self._drop_autosave()  # the person chose to discard
+            return True
+        # Cancel, or no answer at all (a stop signal closes an open question unanswered): the trials
+        # and their autosave stay (taken for Discard, a SIGTERM at this question deleted them)
+        return False
 
     # --- recovery ------------------------------------------------------------------------------
     def recoverable(self, skipped: list[str] | None = None) -> list[Path]:
