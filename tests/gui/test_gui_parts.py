@@ -1089,3 +1089,35 @@ def test_the_latency_limits_label_stays_inside_the_plot_shortened_where_needed(w
     chart.latency_line.setValue(position + 0.1)  # as a drag moves it (on the log axis, in decades)
     shown = 10 ** (position + 0.1) if chart.log_x else position + 0.1
     assert label.textItem.toPlainText() in (f"max latency {shown:.4g} ms", f"\u2264 {shown:.4g} ms")
+
+
+def test_a_window_that_stays_open_after_its_picture_takes_it_before_offering_an_autosave(qtbot, tmp_path,
+                                                                                          monkeypatch):
+    """``gui --screenshot X.png`` (a person's window: it stays open) asked first whether to recover
+    an autosave waiting from a crash, a question that blocks: the picture was never taken."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    done: list[str] = []
+    grab = MainWindow.grab
+    monkeypatch.setattr(MainWindow, "grab", lambda self, *a: done.append("picture") or grab(self, *a))
+    monkeypatch.setattr(MainWindow, "offer_recovery", lambda self: done.append("recovery question"))
+    monkeypatch.setenv("KERNEL_WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
+    shot = tmp_path / "start.png"
+
+    def close_when_asked() -> None:  # the person closes the window once both happened
+        if len(done) < 2:
+            QTimer.singleShot(50, close_when_asked)
+            return
+        for widget in QApplication.topLevelWidgets():
+            if isinstance(widget, MainWindow):
+                widget.interactive = False
+                widget.close()
+        QApplication.instance().quit()
+
+    QTimer.singleShot(50, close_when_asked)
+    main(None, None, str(shot), False)
+    assert done == ["picture", "recovery question"] and shot.stat().st_size > 10_000

@@ -321,6 +321,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         window.zoom.present_once()
     window.show()
     status = {"code": 0}
+    after_picture: list[Callable[[], None]] = []  # what a window that stays open does once its picture is taken
 
     def fail(message: str) -> None:  # bad input (a file or a request refused): exit 2, as the CLI does
         print(f"error: {message}", file=sys.stderr)
@@ -374,6 +375,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                     status["code"] = 1
         if quit_when_done:
             app.exit(status["code"])
+        while after_picture:
+            after_picture.pop(0)()
 
     def begin() -> None:
         try:
@@ -423,7 +426,11 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 window.toolbar.apply(dict(run))
                 window.start_run(dict(run))
             else:
-                if not session_path:
+                if not session_path and screenshot and not quit_when_done:
+                    # the picture first: an autosave's waiting question blocked it for good (a
+                    # person's window, so it is still asked, once the picture is taken)
+                    after_picture.append(window.offer_recovery)
+                elif not session_path:
                     window.offer_recovery()
                 if automated:
                     QTimer.singleShot(200, finish)
