@@ -381,6 +381,10 @@ def test_the_journal_of_another_session_is_refused_never_merged(cli, tmp_path: P
         load_session(out)
     line = one_line_error(cli("tune", TRIVIAL, "--out", str(out), "--resume", "--budget", "2"))
     assert "another session" in line
+    # a new run at that name: the reason, not "exists and is not a workbench session" (it is one)
+    line = one_line_error(cli("tune", TRIVIAL, "--out", str(out), "--budget", "2"))
+    assert line.startswith(f"error: --out {out}: does not open (") and "journal of another session" in line, line
+    assert line.endswith("--force replaces it (keeping it as s.json.bak)")
     assert len(load_session(other).trials) == 3 and out.exists()
 
 

@@ -349,8 +349,12 @@ def _why_not_replaced(out: Path) -> str:
                 f"--resume recovers and continues it, --force replaces it ({keep})")
     try:
         session = load_session(out)
-    except WorkbenchError:
-        return f"--out {out}: exists and is not a workbench session; --force replaces it ({keep})"
+    except WorkbenchError as exc:
+        if not os.path.lexists(journal_path(out)):
+            return f"--out {out}: exists and is not a workbench session; --force replaces it ({keep})"
+        # (a session beside a journal that is not its own, or is damaged: the loader's reason is
+        # the one to give, naming both files; "not a workbench session" was wrong about a real one)
+        return f"--out {out}: does not open ({exc}); --force replaces it ({keep})"
     return (f"--out {out}: holds a session of {session.kernel!r} with {len(session.trials)} trials; "
             f"--resume continues it, --force replaces it ({keep})")
 
