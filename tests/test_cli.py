@@ -675,3 +675,16 @@ def test_tunes_last_line_counts_one_trial_in_the_singular(cli, tmp_path):
     assert "vector_add: 1 trial (new session), 1 feasible" in result.stdout, result.stdout
     exported = cli("export", tmp_path / "one.json", "--format", "csv", "--out", tmp_path / "one.csv")
     assert "exported csv (1 trial;" in exported.stdout + exported.stderr, exported
+
+
+def test_the_packages_logged_warnings_are_said_as_warning_lines(cli, capsys) -> None:
+    """A run's note logged by the package (the output file replaced during the run, a journal kept
+    apart) came out bare through Python's last-resort handler: no `warning:` for a script to find."""
+    import logging
+
+    assert cli("kernels").returncode == 0
+    logging.getLogger("workbench.runner.engine").warning("%s was replaced by something else during the run", "s.json")
+    assert capsys.readouterr().err == "warning: s.json was replaced by something else during the run\n"
+    assert cli("kernels").returncode == 0  # said once per record, however many commands ran in the process
+    logging.getLogger("workbench.runner.controller").warning("once")
+    assert capsys.readouterr().err == "warning: once\n"

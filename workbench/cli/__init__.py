@@ -25,7 +25,9 @@ from workbench.cli.gui_command import cmd_gui
 from workbench.cli.library import cmd_check_kernels, cmd_import_kt, cmd_kernels
 from workbench.cli.parser import EXIT_BAD_INPUT, build_parser
 from workbench.cli.show import cmd_show
-from workbench.cli.streams import StdoutForScripts, StopSignals, Terminated, closed_streams_to_devnull, silence
+from workbench.cli.streams import (
+    StdoutForScripts, StopSignals, Terminated, closed_streams_to_devnull, say_log_records, silence,
+)
 from workbench.cli.tune import cmd_tune
 from workbench.core.errors import WorkbenchError, command_name
 
@@ -42,6 +44,7 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     closed_streams_to_devnull()
+    say_log_records()
     started = command_name()  # usage lines say main.py, as --help always has
     parser = build_parser("main.py" if started == "python main.py" else started)
     args, extra = parser.parse_known_args(argv)

@@ -4,6 +4,7 @@ characters, streams a daemon started closed, and SIGINT / SIGTERM / SIGHUP taken
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import sys
@@ -148,3 +149,24 @@ class StopSignals:
         for signum, previous in self._previous.items():
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
         self._previous.clear()
+
+
+class _StderrLines(logging.Handler):
+    """The package's log records on standard error as the commands' own lines: ``warning: ...``.
+    Without a handler Python printed them bare (its last-resort handler), so a note such as "the
+    file was replaced during the run" read as no warning to a script grepping for ``warning:``.
+    The stream is looked up at each record: tests, and a closed terminal, replace it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            print(f"{record.levelname.lower()}: {record.getMessage()}", file=sys.stderr)
+        except Exception:  # noqa: BLE001 - a record that cannot be said must not end the command
+            self.handleError(record)
+
+
+def say_log_records() -> None:
+    """Have the package's warnings and errors (``logging``) said as the commands' own lines (once per process)."""
+    logger = logging.getLogger("workbench")
+    if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
+        handler = _StderrLines(logging.WARNING)
+        logger.addHandler(handler)
