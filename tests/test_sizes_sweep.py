@@ -990,3 +990,27 @@ def test_a_plan_keeps_only_early_ends_and_a_file_cannot_claim_another() -> None:
         extra = {"sweep": {**ended.to_dict(), "ended": {'{"n":1}': bad}}}
         with pytest.raises(WorkbenchError, match=r"extra\.sweep\.ended: .* " + match):
             sweep_plan(Session(kernel="k", problem={"n": 1}, extra=extra))
+
+
+def test_a_size_written_as_another_kind_of_number_is_the_same_size(tmp_path: Path) -> None:
+    """A hand-edited trial at n=4096.0 (the session's n an integer) was a size of its own: listed
+    apart, and a dispatch export gave 4096 two ranges, the second of the config measured slower."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.sizes import problems_of
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("block", (64, 128), "launch")])
+    session = Session(kernel="k", space=space, problem={"n": 4096, "alpha": 2.0})
+    for index, (config, n) in enumerate(zip([*space, *space], (4096, 4096, 8192, 8192))):
+        session.add(Trial(index, config, Measurement(Status.OK, {"latency_ms": 1.0 + index}),
+                          problem={"n": n, "alpha": 2.0}))
+    path = tmp_path / "s.json"
+    save_session(session, path)
+    data = json.loads(path.read_text())
+    data["trials"][1]["problem"] = {"n": 4096.0, "alpha": 2}  # each number the other kind
+    path.write_text(json.dumps(data))
+    loaded = load_session(path)
+    assert problems_of(loaded) == [{"n": 4096, "alpha": 2.0}, {"n": 8192, "alpha": 2.0}]
+    assert [type(t.problem["n"]) for t in loaded.trials] == [int] * 4
+    assert [type(t.problem["alpha"]) for t in loaded.trials] == [float] * 4

@@ -44,7 +44,7 @@ import time
 import uuid
 import weakref
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, NoReturn, cast
 
@@ -784,6 +784,7 @@ def decode_session(data: Any, source: str) -> Session:
         fail("trials", f"expected a list, got {_type_name(raw_trials)}")
     names = frozenset(space.names) if space is not None else None
     trials = [trial_from_dict(rec, f"trials[{i}]", fail, names) for i, rec in enumerate(raw_trials)]
+    trials = [_at_problem_types(trial, problem) for trial in trials]
     session = Session(
         kernel=kernel,
         kind=kind,
@@ -806,6 +807,26 @@ def decode_session(data: Any, source: str) -> Session:
     )
     _check_trials(session, source)
     return session
+
+
+def _at_problem_types(trial: Trial, problem: Mapping[str, Any]) -> Trial:
+    """``trial`` with each number of its problem written as the session's problem writes that
+    parameter's (4096 for 4096.0 where the session has the integer 4096, 2.0 for 2 where it has a
+    float): the same size, which a hand-edited file spelt otherwise, was a size of its own (listed
+    apart, and a dispatch export gave two ranges that size, the one of the config measured slower).
+    A number that is no whole one stays as it is: the checks after this say what is wrong with it."""
+    if not trial.problem or not problem:
+        return trial
+    changed = False
+    spelt: dict[str, Any] = {}
+    for name, value in trial.problem.items():
+        ours = problem.get(name)
+        if type(ours) is int and type(value) is float and value.is_integer() and abs(value) < 2**63:
+            value, changed = int(value), True
+        elif type(ours) is float and type(value) is int:
+            value, changed = float(value), True
+        spelt[name] = value
+    return replace(trial, problem=spelt) if changed else trial
 
 
 def _check_trials(session: Session, source: str, trials: list[Trial] | None = None) -> None:
