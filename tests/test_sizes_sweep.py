@@ -316,7 +316,10 @@ def test_a_hostile_sweep_plan_in_a_file_is_refused_in_one_line(cli, tmp_path: Pa
         data["extra"]["sweep"] = plan
         path.write_text(json.dumps(data))
         line = one_line_error(cli("tune", "--out", str(path), "--resume", "--quiet"))
-        assert fragment in line
+        assert fragment in line and line.startswith(f"error: {path}: extra.sweep"), line
+        # read as the file opens: show and export said nothing of it and dropped the sweep's notes
+        for command in (("show", path), ("export", path, "--format", "dispatch", "--out", tmp_path / "d.h")):
+            assert one_line_error(cli(*command)) == line
 
 
 def test_missing_cells_are_measured_on_request(tmp_path: Path) -> None:
@@ -961,11 +964,10 @@ def test_only_a_sizes_own_search_marks_how_it_ended_and_other_trials_there_unmar
     out.write_text(json.dumps(doc))
     shown = json.loads(cli("show", out, "--json").stdout)["sweep"]
     assert len(shown["unfinished"]) == 2 and shown["ended"] == []
-    doc["extra"]["sweep"]["budget"] = 0  # unreadable: the run's end still saves the session
-    out.write_text(json.dumps(doc))
     from workbench.runner.sweep import SweepRun
 
     session = load_session(out)
+    session.extra["sweep"]["budget"] = 0  # unreadable (a file's is refused as it loads): the run's end still saves
     sweep = SweepRun(session, [], lambda p, b: None, None, None, True, None, searches=True)
     sweep._note_end({**session.problem, "n": 4096}, "plateau")
     assert session.extra["sweep"]["budget"] == 0

@@ -806,7 +806,22 @@ def decode_session(data: Any, source: str) -> Session:
         run=run,
     )
     _check_trials(session, source)
+    _check_sweep_plan(session, fail)
     return session
+
+
+def _check_sweep_plan(session: Session, fail: Fail) -> None:
+    """A size sweep's plan (``extra.sweep``) is read as the file loads: a hand-edited one was
+    dropped without a word by ``show`` and ``export`` (no sweep line, no note of sizes left) and
+    refused only by a continued run, in a line that named no file."""
+    from workbench.core.domain.sizes import SWEEP_KEY, sweep_plan  # (it builds on this module)
+
+    if SWEEP_KEY in session.extra:
+        try:
+            sweep_plan(session)
+        except WorkbenchError as exc:
+            where, _, problem = str(exc).partition(": ")
+            fail(where, problem)
 
 
 def _at_problem_types(trial: Trial, problem: Mapping[str, Any]) -> Trial:
