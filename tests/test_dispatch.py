@@ -207,9 +207,11 @@ def test_inputs_a_dispatch_cannot_serve_are_refused() -> None:
     assert "every measured size with a feasible config runs" in header
     # one feasible size left: no dispatch, and the refusal says how to export that size
     alone = {n: ({k: None for k in SWEEP[n]} if n != 1000 else SWEEP[n]) for n in SWEEP}
-    with pytest.raises(WorkbenchError, match=r"only n = 1000 has a feasible config .*--at n=1000"):
-        plan_dispatch([sweep_recording(alone)])
-    with pytest.raises(WorkbenchError, match="nothing feasible at any size: n = "):
+    with pytest.raises(WorkbenchError, match=r"only n = 1000 has a feasible config \(none at n = 4000, 16000, "
+                                             r"64000; n = 4000: nothing feasible .*--at n=1000"):
+        plan_dispatch([sweep_recording(alone)])  # every size without one named, not only the first
+    with pytest.raises(WorkbenchError, match="nothing feasible at any size: none at n = 1000, 4000, 16000, 64000; "
+                                             "n = 1000: nothing feasible"):
         plan_dispatch([sweep_recording({n: {k: None for k in SWEEP[n]} for n in SWEEP})])
     # an integer size a C long long cannot hold: the header's literal was ill-formed C; the
     # Python variant serves it

@@ -163,6 +163,15 @@ def _one_size_way(varying: list[str]) -> str:
             f"{' '.join(f'--set {name}=...' for name in varying[1:])})")
 
 
+def _infeasible_said(name: str, left_out: list[tuple[str, str]]) -> str:
+    """Every size without a feasible config, and why for the first: one size's reason alone read as
+    if it were the only one (four of five sizes were out, one was named)."""
+    first = left_out[0][1]
+    if len(left_out) == 1:
+        return first
+    return f"none at {name} = {', '.join(size for size, _ in left_out)}; {first}"
+
+
 def plan_dispatch(
     sessions: Sequence[Session],
     tolerance: float = DEFAULT_TOLERANCE,
@@ -213,12 +222,12 @@ def plan_dispatch(
     configs: dict[str, Config] = {}
     # a size where nothing is feasible has no config to pick: it is left out of the cover (said
     # in the notes), so the sizes that have one still ship; with none left there is nothing to export
-    left_out: list[str] = []
+    left_out: list[tuple[str, str]] = []  # (the size, why nothing there is feasible)
     for key in list(sizes):
         problem, trials = by_problem[key]
         ranking = rank(trials, constraints, weights)
         if ranking.best is None:
-            left_out.append(f"{name} = {problem[name]}: nothing feasible ({ranking.summary()})")
+            left_out.append((str(problem[name]), f"{name} = {problem[name]}: nothing feasible ({ranking.summary()})"))
             sizes.remove(key)
             continue
         top = float(ranking.score[ranking.best])
@@ -235,11 +244,11 @@ def plan_dispatch(
         best.append((trials[ranking.best].config.id, trials[ranking.best].metric(LATENCY)))
 
     if not sizes:
-        raise WorkbenchError(f"nothing feasible at any size: {left_out[0]}")
+        raise WorkbenchError(f"nothing feasible at any size: {_infeasible_said(name, left_out)}")
     if len(sizes) == 1:  # one range: no dispatch, a size's config
         only = by_problem[sizes[0]][0][name]
-        raise WorkbenchError(f"only {name} = {only} has a feasible config ({left_out[0]}); export that size's "
-                             f"config with --format header (or json, cuda, cupy) --at {name}={only}")
+        raise WorkbenchError(f"only {name} = {only} has a feasible config ({_infeasible_said(name, left_out)}); export "
+                             f"that size's config with --format header (or json, cuda, cupy) --at {name}={only}")
     need = 1.0 / (1.0 + tolerance)
     covers: dict[str, int] = {}
     order: list[str] = []
@@ -292,7 +301,7 @@ def plan_dispatch(
         names_as_recorded=template is None and reads_recorded_names(first),
     )
     notes = [f"{why}; left out of the cover: the range it falls in serves it, and no config measured there "
-             "meets the objective" for why in left_out]
+             "meets the objective" for _size, why in left_out]
     if template is not None:  # as the header notes it: a dispatch of an older template's figures
         current = {template.source_hash(), *template.earlier_hashes()}
         stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash not in current]
