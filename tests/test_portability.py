@@ -437,3 +437,9 @@ def test_two_sweeps_started_at_different_sizes_are_pointed_to_a_size_both_measur
     assert refused.returncode == 2 and refused.stderr.endswith(
         "compare sessions of one problem, or one size both measured with --at n=1024\n"), refused.stderr
     assert cli("show", "--portability", str(first), str(second), "--at", "n=1024").returncode == 0
+    # an export of the two (a header for several GPUs) is pointed there the same way
+    refused = cli("export", str(first), str(second), "--format", "header", "--out", tmp_path / "g.h")
+    assert refused.returncode == 2 and refused.stderr.endswith(
+        "an export serves one problem, or one size both measured with --at n=1024\n"), refused.stderr
+    assert cli("export", str(first), str(second), "--format", "header", "--out", tmp_path / "g.h",
+               "--at", "n=1024").returncode == 0

@@ -33,7 +33,7 @@ from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.records import Provenance, least_measured, provenance, provenance_tag
 from workbench.core.domain.session import Session
-from workbench.core.domain.sizes import problems_of
+from workbench.core.domain.sizes import shared_size_hint
 from workbench.core.domain.space import Config
 
 #: A predictor of one device's latency (ms) for a config; ``inf`` or NaN when it expects a failure.
@@ -233,11 +233,7 @@ def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Map
                                  f"{labels[0]}'s ({', '.join(sorted(names)) or 'none'}); not the same space")
         if _problem_of(session, at) != _problem_of(first, at):
             # sweeps started at different sizes may share others: one of those is picked with --at
-            theirs = problems_of(first) or [dict(first.problem)]
-            shared = [p for p in problems_of(session) or [dict(session.problem)] if p in theirs] if not at else []
-            differ = [k for k in first.problem if session.problem.get(k) != first.problem.get(k)]
-            pick = " ".join(quoted(f"{k}={shared[0][k]}") for k in differ) if shared else ""
-            hint = f", or one size both measured with {{at:{pick}}}" if pick else ""
+            hint = shared_size_hint(first, session) if not at else ""
             raise WorkbenchError(template=quoted(f"{label}: problem {_problem_of(session, at)} differs from "
                                                  f"{labels[0]}'s {_problem_of(first, at)}; compare sessions of one "
                                                  "problem") + hint)

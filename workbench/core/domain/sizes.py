@@ -67,6 +67,18 @@ def trials_by_problem(session: Session) -> dict[str, list[Trial]]:
     return groups
 
 
+def shared_size_hint(first: Session, other: Session) -> str:
+    """``, or one size both measured with {at:n=4096}`` (a message template) when two sessions
+    whose own problems differ share a measured size (sweeps started at different sizes), else ''."""
+    theirs = problems_of(first) or [dict(first.problem)]
+    shared = [p for p in problems_of(other) or [dict(other.problem)] if p in theirs]
+    if not shared:
+        return ""
+    differ = [k for k in first.problem if other.problem.get(k) != first.problem.get(k)] or list(shared[0])
+    pick = " ".join(quoted(f"{k}={shared[0][k]}") for k in differ if k in shared[0])
+    return f", or one size both measured with {{at:{pick}}}" if pick else ""
+
+
 def problems_of(session: Session) -> list[dict[str, Any]]:
     """The distinct problems the session's trials ran at (copies), in order of their first trial;
     a session without trials has none."""

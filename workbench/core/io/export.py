@@ -41,7 +41,7 @@ from workbench.core.domain.macros import reserved_macro
 from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, Provenance, is_arch_name, least_measured,
                                            provenance, provenance_tag)
 from workbench.core.domain.measurement import LATENCY, Trial
-from workbench.core.domain.sizes import problems_of, size_parameters, typed_like
+from workbench.core.domain.sizes import problems_of, shared_size_hint, size_parameters, typed_like
 from workbench.core.domain.figures import fmt
 from workbench.core.domain.objective import Constraints, Weights, objective_text, rank
 from workbench.core.domain.portability import max_min_pick
@@ -222,10 +222,11 @@ def plan_export(
         raise WorkbenchError(f"the sessions tune different kernels ({', '.join(kernels)}); export them one at a time")
     picked = [_export_problem(s, label, at) for s, label in zip(sessions, labels)]
     problem = picked[0][0]
-    for (theirs, _trials), label in zip(picked[1:], labels[1:]):
+    for session, (theirs, _trials), label in zip(sessions[1:], picked[1:], labels[1:]):
         if theirs != problem:
-            raise WorkbenchError(f"{label}: problem {theirs} differs from {labels[0]}'s "
-                                 f"{problem}; an export serves one problem")
+            hint = shared_size_hint(first, session) if not at else ""  # as show --portability says it
+            raise WorkbenchError(template=quoted(f"{label}: problem {theirs} differs from {labels[0]}'s "
+                                                 f"{problem}; an export serves one problem") + hint)
 
     options = first.backend.get("options", {}) if isinstance(first.backend, dict) else {}
     template = find_template(first, templates, kernel_dirs)
