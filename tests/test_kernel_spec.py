@@ -1567,3 +1567,12 @@ def test_listing_a_folder_without_templates_says_so_naming_a_source_that_lacks_i
     assert cli("kernels", "--kernel-dir", tmp_path / "bench").stderr == ""
     save_template_folder(tmp_path / "mine", SPEC, SOURCE)  # a folder with a template: nothing said
     assert cli("kernels", "--kernel-dir", tmp_path / "mine").stderr == ""
+
+
+def test_a_launch_past_cudas_limits_is_said_in_whole_numbers(tmp_path) -> None:
+    """"y = 'n' is 1.67772e+07": a grid dimension read as a float, for a count of blocks."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["grid"] = ["1", "n", "1"]
+    with pytest.raises(SpecError, match=r"y = 'n' is 16,777,216 at the default config with the default problem; "
+                                        r"a grid dimension must be a whole number from 1 to 65,535"):
+        template_from_spec(spec, SOURCE)

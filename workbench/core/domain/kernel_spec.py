@@ -514,15 +514,15 @@ class _Builder:
                 for axis, e, limit in zip("xyz", exprs, limits):
                     value = self._launch_value(e, env, key, at)
                     if not 1 <= value <= limit:
-                        raise self.fail(key, f"{axis} = {e.text!r} is {value:g} {at}; a {key} dimension must be "
+                        raise self.fail(key, f"{axis} = {e.text!r} is {_count(value)} {at}; a {key} dimension must be "
                                              f"a whole number from 1 to {limit:,}", e.text)
             threads = math.prod(self._launch_value(e, env, "block", at) for e in block)
             if threads > MAX_BLOCK_THREADS:
-                raise self.fail("block", f"{threads:g} threads a block {at}; CUDA allows at most "
+                raise self.fail("block", f"{_count(threads)} threads a block {at}; CUDA allows at most "
                                          f"{MAX_BLOCK_THREADS:,}", block[0].text)
             value = self._launch_value(smem, env, "dynamic_smem", at)
             if not 0 <= value <= MAX_DYNAMIC_SMEM:
-                raise self.fail("dynamic_smem", f"{smem.text!r} is {value:g} bytes {at}; it must be from 0 to "
+                raise self.fail("dynamic_smem", f"{smem.text!r} is {_count(value)} bytes {at}; it must be from 0 to "
                                                 f"{MAX_DYNAMIC_SMEM:,}", smem.text)
 
     def _launch_value(self, e: Restriction, env: Mapping[str, Any], key: str, at: str) -> float:
@@ -1172,3 +1172,9 @@ __all__ = [
     "parse_values", "read_cuda_file", "save_template_folder", "spec_path", "split_expressions", "template_from_spec",
     "user_templates_dir",
 ]
+
+
+def _count(value: float) -> str:
+    """A launch figure as its limit is written (``1,000,000``, not ``1e+06``), a fraction or an
+    astronomical number as ``g`` writes it."""
+    return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
