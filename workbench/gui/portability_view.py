@@ -370,10 +370,15 @@ class PortabilityView(QWidget):
         n = len(report.devices)
         self.table.setColumnCount(n + 2)
         self.table.setRowCount(n)
-        # columns by number (a row header names each GPU once), so five GPUs fit the tab
-        self.table.setHorizontalHeaderLabels([f"on [{j + 1}]" for j in range(n)] + ["worst", "config"])
+        # columns by number (a row header names each GPU once), so five GPUs fit the tab; the worst
+        # case first, beside the row's name: after the GPUs' columns, five of them pushed it out of
+        # sight at 1440 px, and it is the figure a config to ship is chosen by
+        self.table.setHorizontalHeaderLabels(["worst", *(f"on [{j + 1}]" for j in range(n)), "config"])
+        worst_header = self.table.horizontalHeaderItem(0)
+        if worst_header is not None:
+            worst_header.setToolTip("the config's lowest fraction of any GPU's optimum: its worst case")
         for j, device in enumerate(report.devices):
-            header = self.table.horizontalHeaderItem(j)
+            header = self.table.horizontalHeaderItem(j + 1)
             if header is not None:
                 header.setToolTip(plain_tip(device))
         self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {d}" for i, d in enumerate(_short_devices(report.devices))])
@@ -382,11 +387,11 @@ class PortabilityView(QWidget):
             if header is not None:
                 header.setToolTip(plain_tip(f"the best config measured on {device}"))
         for i, (best, row) in enumerate(zip(report.bests, report.matrix)):
-            for j, cell in enumerate(row):
-                self.table.setItem(i, j, self._cell_item(cell))
             known = [c.fraction for c in row if c.fraction is not None]
             worst = min(known) if len(known) == len(row) else None
-            self.table.setItem(i, n, self._cell_item(Cell(worst, "measured") if worst is not None else Cell(None, "missing")))
+            self.table.setItem(i, 0, self._cell_item(Cell(worst, "measured") if worst is not None else Cell(None, "missing")))
+            for j, cell in enumerate(row):
+                self.table.setItem(i, j + 1, self._cell_item(cell))
             self.table.setItem(i, n + 1, QTableWidgetItem(_config_text(best.config.to_dict())))
         self.table.resizeColumnsToContents()
         self._fit_table_height()
