@@ -1121,3 +1121,27 @@ def test_a_window_that_stays_open_after_its_picture_takes_it_before_offering_an_
     QTimer.singleShot(50, close_when_asked)
     main(None, None, str(shot), False)
     assert done == ["picture", "recovery question"] and shot.stat().st_size > 10_000
+
+
+def test_gui_tab_shows_that_view_in_the_window_and_its_picture(qtbot, tmp_path, monkeypatch, window):
+    """The Sizes or Portability view could not be pictured from the command line: the window
+    always opened on Results (docs scripts drove the window from Python instead)."""
+    from workbench.cli.parser import GUI_TABS
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    tabs = window.bottom_tabs
+    assert MainWindow.TAB_NAMES == GUI_TABS and len(GUI_TABS) == tabs.count()
+    for name in GUI_TABS:  # each name is its tab, in the row's order, built when first shown
+        window.show_tab(name)
+        assert tabs.currentIndex() == GUI_TABS.index(name)
+        assert name in ("results", "failures") or window.pages.is_built(name)
+    shown: list[str] = []
+    grab = MainWindow.grab
+    monkeypatch.setattr(MainWindow, "grab",
+                        lambda self, *a: shown.append(self.bottom_tabs.tabText(self.bottom_tabs.currentIndex()))
+                        or grab(self, *a))
+    path = tmp_path / "toy.json"
+    save_session(_session(), path)
+    assert main(str(path), None, str(tmp_path / "sizes.png"), True, tab="sizes") == 0
+    assert shown == ["Sizes"] and (tmp_path / "sizes.png").stat().st_size > 10_000

@@ -123,6 +123,12 @@ class _Parser(argparse.ArgumentParser):
         return f"; did you mean {' '.join(guesses)}?" if guesses else ""
 
 
+#: The window's bottom tabs, as ``gui --tab`` names them (``MainWindow.TAB_NAMES``; a test keeps
+#: the two in step: the parser does not import the window, whose Qt a headless command never loads).
+GUI_TABS = ("results", "failures", "importance", "why", "roofline", "parallel", "slices", "compare", "sizes",
+            "portability")
+
+
 @functools.lru_cache(maxsize=4)
 def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     """The command line; ``prog`` is how the person started it (``main.py``, or the installed
@@ -308,6 +314,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                      help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
     gui.add_argument("--screenshot", default=None, metavar="PNG",
                      help="save a picture of the window once the run (or the opening) is complete")
+    gui.add_argument("--tab", default=None, choices=GUI_TABS,
+                     help="the bottom tab to show (default: results), e.g. for a --screenshot of the Sizes view")
     gui.add_argument("--force", action="store_true",
                      help="let --screenshot replace a file that is not one of its own pictures (kept as FILE.bak); never the file the window opens")
     gui.add_argument("--quit-when-done", action="store_true",

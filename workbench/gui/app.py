@@ -288,10 +288,11 @@ def _backups_of(path: Path) -> set[Path]:
 
 
 def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool,
-         presentation: bool = False, kernel_dirs: Sequence[str] = ()) -> int:
+         presentation: bool = False, kernel_dirs: Sequence[str] = (), tab: str | None = None) -> int:
     """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
     strategy, budget, seed, replay, gpu_model, problem, options); with ``screenshot`` save the window as
-    PNG once the run (or loading) is complete; with ``quit_when_done`` exit then. Returns the exit code."""
+    PNG once the run (or loading) is complete; with ``quit_when_done`` exit then; ``tab``: the bottom
+    tab shown (``MainWindow.TAB_NAMES``). Returns the exit code."""
     if _needs_offscreen() and not os.environ.get("QT_QPA_PLATFORM"):
         if not (screenshot or quit_when_done):
             print("error: no display to open the window on (DISPLAY is not set); run the headless commands "
@@ -359,6 +360,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         save_new_file()
         window.refresh()
         window.failures.refresh()
+        if tab is not None:  # (again: a run's end may have picked its own; the picture is of this one)
+            window.show_tab(tab)
         if screenshot:
             app.processEvents()
             from workbench.core.io.output_files import check_folder, check_regular_or_absent
@@ -421,6 +424,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                     raise WorkbenchError(
                         f"--run does not continue {session_path} (a session of {opened.kernel!r}; {other}): "
                         "give a new file to save the run to, or --run what that session ran")
+            if tab is not None:
+                window.show_tab(tab)
             if run:
                 window.run_done.connect(finish)
                 window.toolbar.apply(dict(run))

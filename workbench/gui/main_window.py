@@ -1861,6 +1861,17 @@ class MainWindow(WindowExports):
                 "Kernels compile for real (NVRTC); without a GPU the timings are the simulator's, labelled "
                 "SIMULATED, or a recording's, labelled REPLAY.\n\n" + guides)
 
+    #: The bottom tabs by the names ``gui --tab`` takes, in the row's order.
+    TAB_NAMES = ("results", "failures", "importance", "why", "roofline", "parallel", "slices", "compare", "sizes",
+                 "portability")
+
+    def show_tab(self, name: str) -> None:
+        """Bring the bottom tab ``name`` (one of :data:`TAB_NAMES`) to the front, built if it was
+        not yet: what ``gui --tab`` shows, for a picture of a view other than Results."""
+        pages = {"results": self.results, "failures": self.failures}
+        page = pages[name] if name in pages else self.pages.page(name)
+        self.bottom_tabs.setCurrentWidget(page)
+
     def show_about(self) -> None:
         text = self.about_text()
         if self.interactive:
