@@ -1576,3 +1576,16 @@ def test_a_launch_past_cudas_limits_is_said_in_whole_numbers(tmp_path) -> None:
     with pytest.raises(SpecError, match=r"y = 'n' is 16,777,216 at the default config with the default problem; "
                                         r"a grid dimension must be a whole number from 1 to 65,535"):
         template_from_spec(spec, SOURCE)
+
+
+@pytest.mark.parametrize("restriction, said", [
+    ("block_size ** 99999 > 0", "cannot be evaluated at the default config (256 ** 99999 is too large)"),
+    ("1 / (items - 1) > 0", "cannot be evaluated at the default config (division by zero)"),
+])
+def test_a_restriction_the_default_config_cannot_compute_says_why(restriction, said) -> None:
+    """A power too large was refused as "holds for no combination of the slots' values", a rule that
+    holds for every one of them: the number that could not be computed was read as false."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["restrictions"] = [restriction]
+    with pytest.raises(SpecError, match=re.escape(said)):
+        template_from_spec(spec, SOURCE)

@@ -337,7 +337,9 @@ class _Builder:
             if defaults is None:
                 continue
             try:  # the default config is the run's point of comparison: it must be a valid config
-                holds = rule({**problem, **defaults})
+                # (evaluated, not called: a call counts a number too large as "false", and the
+                # refusal then said the rule held for nothing instead of why it could not be computed)
+                holds = bool(rule.evaluate({**problem, **defaults}))
             except (WorkbenchError, ArithmeticError, ValueError) as exc:
                 raise self.fail(f"restrictions[{i}]", f"cannot be evaluated at the default config ({exc})", text) from None
             if not holds:
