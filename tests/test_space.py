@@ -792,6 +792,13 @@ def test_counting_a_space_that_needs_too_many_checks_is_one_error_not_a_silent_w
         linked.count()
     # the same domains under restrictions that each read fewer slots count at once
     assert SearchSpace(slots, ["z0 % 7 != 4", "z1 != z2"], {}).count() == 857 * 1000 * 999
+    # slots linked through several restrictions, none reading them all: each is named (the one
+    # named alone was said to link slots it does not read)
+    chained = SearchSpace(slots, ["(z0 * z1) % 7 != 4", "(z1 + z2) % 5 != 1"], {})
+    with pytest.raises(SpaceError, match=r"the restrictions '\(z0 \* z1\) % 7 != 4', '\(z1 \+ z2\) % 5 != 1' link "
+                                          r"the slots z0, z1, z2 \(1,000 x 1,000 x 1,000 values\); narrow their "
+                                          r"domains or split the restrictions"):
+        chained.count()
 
 
 _IDENTIFIERS = st.text(st.sampled_from("aZ_9éßΩλ"), min_size=1, max_size=6).filter(

@@ -129,8 +129,10 @@ class Component:
         self.total: int | None = None
         self.valid_flat: np.ndarray | None = None  # vector mode: flat positions of the valid points
         self._checks_left = MAX_COUNT_CHECKS
-        #: the restriction reading most of this component's slots: the one a count too costly names
-        self._widest = max(restrictions, key=lambda pair: len(pair[1]))[0].text if restrictions else ""
+        #: what a count too costly names: the restriction reading every slot of this component, else
+        #: all of them (one of them alone named slots it does not read)
+        whole = [r.text for r, reads in restrictions if len(reads) == m]
+        self._linking = whole[:1] or [r.text for r, _ in restrictions]
 
     # -- counting ------------------------------------------------------------------------------
     def count(self) -> int:
@@ -166,10 +168,12 @@ class Component:
 
         self._checks_left = MAX_COUNT_CHECKS  # a later call starts afresh (the memo keeps what was done)
         sizes = " x ".join(f"{len(d):,}" for d in self.domains)
-        linked = self._widest
-        raise SpaceError(f"counting the valid configs needs more than {MAX_COUNT_CHECKS:,} checks: the restriction "
-                         f"{linked!r} links the slots {', '.join(self.names)} ({sizes} values); narrow their "
-                         "domains or split the restriction")
+        texts = self._linking
+        named = (f"the restriction {texts[0]!r} links" if len(texts) == 1 else
+                 f"the restrictions {', '.join(repr(t) for t in texts[:3])}{' and more' if len(texts) > 3 else ''} link")
+        raise SpaceError(f"counting the valid configs needs more than {MAX_COUNT_CHECKS:,} checks: {named} the slots "
+                         f"{', '.join(self.names)} ({sizes} values); narrow their domains or split the "
+                         f"restriction{'' if len(texts) == 1 else 's'}")
 
     def _scalar_env(self, local: Sequence[int]) -> dict[str, Any]:
         env = dict(self.params)
