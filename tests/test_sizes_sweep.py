@@ -1016,3 +1016,17 @@ def test_a_size_written_as_another_kind_of_number_is_the_same_size(tmp_path: Pat
     assert problems_of(loaded) == [{"n": 4096, "alpha": 2.0}, {"n": 8192, "alpha": 2.0}]
     assert [type(t.problem["n"]) for t in loaded.trials] == [int] * 4
     assert [type(t.problem["alpha"]) for t in loaded.trials] == [float] * 4
+
+
+def test_a_size_the_template_never_takes_in_a_file_is_refused_naming_the_file_and_size(cli, tmp_path: Path) -> None:
+    """A hand-edited trial at n=-4: show lists it, and the dispatch export said only
+    "reduce_sum: problem parameter n=-4 is outside [...]", naming neither file nor trials."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "reduce_sum", "--backend", "sim", "--resources", "estimated", "--executor", "inline", "--quiet",
+               "--sizes", "n=4096,65536", "--budget", "2", "--out", out).returncode == 0
+    doc = json.loads(out.read_text())
+    doc["trials"][0]["problem"]["n"] = -4
+    out.write_text(json.dumps(doc))
+    line = one_line_error(cli("export", out, "--format", "dispatch", "--out", tmp_path / "d.h"))
+    assert line.startswith(f"error: {out}: trials measured at n = -4, a size the template does not take ("), line
+    assert not (tmp_path / "d.h").exists()

@@ -600,7 +600,11 @@ def dispatch_c(plan: DispatchPlan) -> str:
         # checked against the template's space at a size the config serves (restrictions may read the size)
         size = next(f.size for f in plan.figures if f.config == index)
         at = dataclasses.replace(plan.export, problem={**plan.fixed, plan.parameter: size})
-        out += slot_defines(at, config)
+        try:
+            out += slot_defines(at, config)
+        except WorkbenchError as exc:  # a size a hand-edited file holds that the template never takes
+            raise WorkbenchError(f"{', '.join(plan.sessions)}: trials measured at {plan.parameter} = {size}, a size the "
+                                 f"template does not take ({exc})") from None
     out.append("#else")
     out.append(f'#error "{selector} names no exported config"')
     out.append("#endif")
