@@ -1145,3 +1145,19 @@ def test_gui_tab_shows_that_view_in_the_window_and_its_picture(qtbot, tmp_path, 
     save_session(_session(), path)
     assert main(str(path), None, str(tmp_path / "sizes.png"), True, tab="sizes") == 0
     assert shown == ["Sizes"] and (tmp_path / "sizes.png").stat().st_size > 10_000
+
+
+def test_the_slot_filters_example_is_in_the_sessions_own_slots(window, qtbot):
+    """"e.g. block_size=256, unroll=4" over a kernel without unroll: typed as shown, it was refused."""
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "transpose", "backend": "sim", "strategy": "random", "budget": 2,
+                          "options": {"compile": "estimate"}})
+    hint = window.results.slot_edit.placeholderText()
+    slots = list(window.model.session.space.slots)[:2]
+    terms = hint.removeprefix("filter by slot value, e.g. ").split(", ")
+    assert [t.split("=")[0] for t in terms] == [s.name for s in slots] and "unroll" not in hint, hint
+    assert all(t.split("=")[1] in [str(v) for v in s.values] for t, s in zip(terms, slots)), hint
+    window.results.slot_edit.setText(hint.removeprefix("filter by slot value, e.g. "))
+    window.results.slot_edit.editingFinished.emit()
+    assert window.results.filter_error.text() == ""  # the example filters: it is no refusal
+    assert window.results.proxy.rowCount() >= 1

@@ -689,7 +689,6 @@ class ResultsTable(QWidget):
         self.status_combo.setAccessibleName("Show trials")
         self.status_combo.setToolTip("which trials the table shows: all, feasible, failed, or one status")
         self.slot_edit = QLineEdit()
-        self.slot_edit.setPlaceholderText("filter by slot value, e.g. block_size=256, unroll=4")
         self.slot_edit.setAccessibleName("Filter by slot value")
         self.slot_edit.editingFinished.connect(self._on_slot_filter)
         # elided in the room the bar has (its tool tip the whole line): a refused filter of 10,000
@@ -725,6 +724,20 @@ class ResultsTable(QWidget):
         self._shown_metrics = set()
         self._scan_metrics(0, self.model.n)
         self.columns.apply()
+        self._show_filter_example()
+
+    def _show_filter_example(self) -> None:
+        self.slot_edit.setPlaceholderText(f"filter by slot value, e.g. {self._filter_example()}")
+
+    def _filter_example(self) -> str:
+        """``block_size=256, unroll=4`` in this session's slots, at its first trial's values: the fixed
+        example named slots most kernels do not have (a filter of it is refused)."""
+        session = self.model.session
+        slots = list(session.space.slots)[:2] if session is not None and session.space is not None else []
+        if not slots:
+            return "block_size=256, unroll=4"
+        first = self.model.trials[0].config if self.model.trials else None
+        return ", ".join(f"{slot.name}={first[slot.name] if first is not None else slot.values[0]}" for slot in slots)
 
     def _on_columns_inserted(self, _parent: QModelIndex, first: int, last: int) -> None:
         self.columns.place_inserted(first, last)
@@ -737,6 +750,8 @@ class ResultsTable(QWidget):
         if self._scan_metrics(start, stop):
             self.columns.update_hidden()
         self._widen_verdicts(start)
+        if start == 0 and stop > 0:  # the filter's example at the first trial's values: it lists that trial
+            self._show_filter_example()
 
     def _scan_metrics(self, start: int, stop: int) -> bool:
         """Note the usual metrics trials ``start..stop`` say something in; whether any is new."""
