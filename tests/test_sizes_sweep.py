@@ -322,6 +322,22 @@ def test_a_hostile_sweep_plan_in_a_file_is_refused_in_one_line(cli, tmp_path: Pa
             assert one_line_error(cli(*command)) == line
 
 
+def test_every_plan_the_program_writes_is_one_its_loader_reads(tmp_path: Path) -> None:
+    """The plan is read as the file loads: a budget a run takes (up to 2**63-1) past the plan's own
+    bound (10**9) made a run measure its trials and then fail to save them, its journal refused too."""
+    from workbench.core.domain.run_settings import MAX_COUNT
+    from workbench.core.domain.session import Session, MAX_NAME_CHARS, MAX_PROBLEM_PARAMETERS
+    from workbench.core.domain.sizes import SweepPlan, set_sweep_plan
+
+    names = [f"p{i:02d}" + "x" * (MAX_NAME_CHARS - 3) for i in range(MAX_PROBLEM_PARAMETERS)]
+    problem = {name: "\U0001f600" * MAX_NAME_CHARS for name in names}  # the longest key a problem has
+    session = Session(kernel="k", problem=problem)
+    plan = SweepPlan({names[0]: (problem[names[0]], "b")}, MAX_COUNT).with_end(problem, "plateau", 3)
+    set_sweep_plan(session, plan)
+    save_session(session, tmp_path / "s.json")
+    assert sweep_plan(load_session(tmp_path / "s.json")) == plan
+
+
 def test_missing_cells_are_measured_on_request(tmp_path: Path) -> None:
     run = sweep(tmp_path / "cells.json", budget=4)
     session = load_session(run.output)

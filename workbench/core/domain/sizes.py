@@ -29,7 +29,8 @@ from typing import Any, Callable, Mapping, Sequence
 from workbench.core.domain.assignments import MAX_ASSIGNMENT_CHARS, parse_value
 from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Trial
-from workbench.core.domain.session import Session, problem_key
+from workbench.core.domain.run_settings import MAX_COUNT
+from workbench.core.domain.session import MAX_NAME_CHARS, MAX_PROBLEM_PARAMETERS, Session, problem_key
 from workbench.core.domain.space import Config, Value
 
 __all__ = ["problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
@@ -262,6 +263,12 @@ class SweepPlan:
         return SweepPlan({k: tuple(v) for k, v in out.items()}, self.budget, self.warm_start, self.ended)
 
 
+#: The longest key of a size a plan may name: a problem of the most parameters a session holds,
+#: each name and text value as long as they may be, as :func:`problem_key` writes it (JSON escapes
+#: a character as at most 12: ``\ud83d\ude00``).
+MAX_PROBLEM_KEY_CHARS = MAX_PROBLEM_PARAMETERS * (2 * 12 * MAX_NAME_CHARS + 8) + 2
+
+
 def sweep_plan(session: Session) -> SweepPlan | None:
     """The session's sweep plan (None: not a sweep), checked: a hand-edited file gives one line."""
     raw = session.extra.get(SWEEP_KEY)
@@ -273,7 +280,7 @@ def sweep_plan(session: Session) -> SweepPlan | None:
     sizes, budget, warm = raw.get("sizes"), raw.get("budget"), raw.get("warm_start", True)
     if type(sizes) is not dict or not sizes:
         raise WorkbenchError(f"{where}.sizes: expected an object of value lists")
-    if type(budget) is not int or not 1 <= budget <= 10**9:
+    if type(budget) is not int or not 1 <= budget <= MAX_COUNT:  # (the bound a run's budget has: a plan a run wrote reads)
         raise WorkbenchError(f"{where}.budget: expected a positive number of evaluations")
     if type(warm) is not bool:
         raise WorkbenchError(f"{where}.warm_start: expected true or false")
@@ -296,7 +303,7 @@ def sweep_plan(session: Session) -> SweepPlan | None:
         raise WorkbenchError(f"{where}.ended: expected an object of sizes and how their runs ended")
     ended: dict[str, tuple[str, int]] = {}
     for key, mark in raw_ended.items():
-        if len(key) > 10_000:
+        if len(key) > MAX_PROBLEM_KEY_CHARS:
             raise WorkbenchError(f"{where}.ended: a key of {len(key):,} characters is no size")
         if type(mark) is not dict:
             raise WorkbenchError(f"{where}.ended: {str(mark)[:40]!r} is not an object of a reason and a number "
