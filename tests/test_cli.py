@@ -677,14 +677,28 @@ def test_tunes_last_line_counts_one_trial_in_the_singular(cli, tmp_path):
     assert "exported csv (1 trial;" in exported.stdout + exported.stderr, exported
 
 
-def test_the_packages_logged_warnings_are_said_as_warning_lines(cli, capsys) -> None:
+def test_the_packages_logged_warnings_are_said_as_warning_lines(cli, capsys, monkeypatch) -> None:
     """A run's note logged by the package (the output file replaced during the run, a journal kept
-    apart) came out bare through Python's last-resort handler: no `warning:` for a script to find."""
+    apart) came out bare through Python's last-resort handler: no `warning:` for a script to find.
+    Said while the command runs, with a record's traceback, and only then."""
     import logging
 
-    assert cli("kernels").returncode == 0
-    logging.getLogger("workbench.runner.engine").warning("%s was replaced by something else during the run", "s.json")
-    assert capsys.readouterr().err == "warning: s.json was replaced by something else during the run\n"
-    assert cli("kernels").returncode == 0  # said once per record, however many commands ran in the process
-    logging.getLogger("workbench.runner.controller").warning("once")
-    assert capsys.readouterr().err == "warning: once\n"
+    import workbench.cli as cli_module
+
+    def logs(_args: object) -> int:
+        logging.getLogger("workbench.runner.engine").warning("%s was replaced by something else during the run",
+                                                             "s.json")
+        try:
+            1 / 0
+        except ZeroDivisionError:
+            logging.getLogger("workbench.runner.controller").error("a step failed", exc_info=True)
+        return 0
+
+    monkeypatch.setitem(cli_module.COMMANDS, "kernels", logs)
+    result = cli("kernels")
+    lines = result.stderr.splitlines()
+    assert result.returncode == 0 and lines[0] == "warning: s.json was replaced by something else during the run"
+    assert lines[1] == "warning: a step failed" and lines[-1] == "ZeroDivisionError: division by zero"
+    assert "error:" not in result.stderr  # a logged note does not make the command fail
+    logging.getLogger("workbench.runner.engine").warning("after the command")  # the handler went with it
+    assert "warning: after the command" not in capsys.readouterr().err

@@ -26,7 +26,7 @@ from workbench.cli.library import cmd_check_kernels, cmd_import_kt, cmd_kernels
 from workbench.cli.parser import EXIT_BAD_INPUT, build_parser
 from workbench.cli.show import cmd_show
 from workbench.cli.streams import (
-    StdoutForScripts, StopSignals, Terminated, closed_streams_to_devnull, say_log_records, silence,
+    StdoutForScripts, StopSignals, Terminated, closed_streams_to_devnull, log_records_said, silence,
 )
 from workbench.cli.tune import cmd_tune
 from workbench.core.errors import WorkbenchError, command_name
@@ -44,7 +44,6 @@ COMMANDS = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     closed_streams_to_devnull()
-    say_log_records()
     started = command_name()  # usage lines say main.py, as --help always has
     parser = build_parser("main.py" if started == "python main.py" else started)
     args, extra = parser.parse_known_args(argv)
@@ -60,7 +59,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             return cmd_gui(None)
         check_file_names(args)
-        code = COMMANDS[args.command](args)
+        if args.command == "gui":  # the window's own log is the window's (its tracebacks included)
+            code = COMMANDS[args.command](args)
+        else:
+            with log_records_said():
+                code = COMMANDS[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
         return code
     except WorkbenchError as exc:

@@ -3,13 +3,14 @@ characters, streams a daemon started closed, and SIGINT / SIGTERM / SIGHUP taken
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import signal
 import sys
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 from workbench.core.fs import silence_hung_up_output
 from workbench.core.stop_signals import STOP_SIGNALS
@@ -152,21 +153,32 @@ class StopSignals:
 
 
 class _StderrLines(logging.Handler):
-    """The package's log records on standard error as the commands' own lines: ``warning: ...``.
-    Without a handler Python printed them bare (its last-resort handler), so a note such as "the
-    file was replaced during the run" read as no warning to a script grepping for ``warning:``.
-    The stream is looked up at each record: tests, and a closed terminal, replace it."""
+    """The package's log records on standard error as a command's own lines: ``warning: ...``
+    (whatever the record's level: an ``error:`` line means the command failed, and a logged note
+    does not make it fail), with the traceback a record carries. Without a handler Python printed
+    them bare (its last-resort handler), so a note such as "the file was replaced during the run"
+    read as no warning to a script grepping for ``warning:``. The stream is looked up at each
+    record: tests, and a closed terminal, replace it."""
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            print(f"{record.levelname.lower()}: {record.getMessage()}", file=sys.stderr)
+            text = f"warning: {record.getMessage()}"
+            if record.exc_info:
+                text += "\n" + logging.Formatter().formatException(record.exc_info)
+            print(text, file=sys.stderr)
         except Exception:  # noqa: BLE001 - a record that cannot be said must not end the command
             self.handleError(record)
 
 
-def say_log_records() -> None:
-    """Have the package's warnings and errors (``logging``) said as the commands' own lines (once per process)."""
+@contextlib.contextmanager
+def log_records_said() -> Iterator[None]:
+    """While a headless command runs, the package's warnings (``logging``) are said as its own
+    lines; the handler goes when it returns (the window logs as before, and a process that calls
+    ``main`` several times, tests or a script, does not keep it)."""
     logger = logging.getLogger("workbench")
-    if not any(isinstance(handler, _StderrLines) for handler in logger.handlers):
-        handler = _StderrLines(logging.WARNING)
-        logger.addHandler(handler)
+    handler = _StderrLines(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
