@@ -737,7 +737,7 @@ def test_at_1280_px_the_tab_row_takes_from_the_detail_what_its_names_need_unless
     window.resize(1920, 1080)  # room enough: the stretch's split again
     qtbot.waitUntil(lambda: abs(bottom.sizes()[0] - TAB_ROW_SHARE * sum(bottom.sizes())) <= 2, timeout=5000)
     window.save_settings()  # a split the window chose is not kept as the person's
-    assert window.settings.value("splitter/bottom") is None
+    assert window.settings.value("splitter/bottom-2") is None
 
     bottom.moveSplitter(tabs.minimumSizeHint().width() + 10, 1)  # as the person's drag of the handle does
     assert window.zoom.tab_split_by_person
@@ -745,7 +745,7 @@ def test_at_1280_px_the_tab_row_takes_from_the_detail_what_its_names_need_unless
     qtbot.wait(50)
     assert tabs.names_elided()  # theirs to keep, cut names and all
     window.save_settings()
-    assert window.settings.value("splitter/bottom") is not None
+    assert window.settings.value("splitter/bottom-2") is not None
     again = MainWindow(interactive=False, settings=window.settings)
     qtbot.addWidget(again)
     again.resize(1280, 800)
@@ -753,3 +753,13 @@ def test_at_1280_px_the_tab_row_takes_from_the_detail_what_its_names_need_unless
     qtbot.wait(50)
     assert again.zoom.tab_split_by_person and again.bottom_tabs.names_elided()
     again.close()
+    # a split an earlier version saved (at every close, dragged or not) is no split of the person's
+    window.settings.remove("splitter/bottom-2")
+    window.settings.setValue("splitter/bottom", window.splitters["bottom"].saveState())
+    upgraded = MainWindow(interactive=False, settings=window.settings)
+    qtbot.addWidget(upgraded)
+    upgraded.resize(1280, 800)
+    upgraded.show()
+    qtbot.waitUntil(lambda: not upgraded.bottom_tabs.names_elided(), timeout=5000)
+    assert not upgraded.zoom.tab_split_by_person
+    upgraded.close()

@@ -2193,8 +2193,10 @@ def _same_slots(shown: Any, space: Any) -> bool:
 
 
 #: Settings keys of splitters whose layout changed: a state saved before the change would bring
-#: the old layout back (the chart row once left the score over trials a sliver).
-_SPLITTER_KEYS = {"charts": "splitter/charts-2"}
+#: the old layout back (the chart row once left the score over trials a sliver; the tabs' split
+#: was saved at every close, so an earlier version's counted as one the person had set, and the
+#: tab names stayed cut at 1280 px).
+_SPLITTER_KEYS = {"charts": "splitter/charts-2", "bottom": "splitter/bottom-2"}
 
 
 def _splitter_key(name: str) -> str:
