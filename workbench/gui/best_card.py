@@ -107,8 +107,10 @@ class BestCard(QFrame):
         # nothing of the margin it chose
         ranked_on = [m for m in (*model.weights.active(), *(b.metric for b in model.constraints.bounds()))
                      if m not in CARD_METRICS]
-        charted = [self.chart_metric] if self.chart_metric and self.chart_metric not in CARD_METRICS else []
-        listed = [*CARD_METRICS, *dict.fromkeys([*charted, *ranked_on])]
+        # the trade-off chart's two axes first, latency and its y figure, so the star matches the
+        # card's first lines (the y figure came last, below the fold of a card that scrolls)
+        charted = [self.chart_metric] if self.chart_metric else []
+        listed = list(dict.fromkeys([CARD_METRICS[0], *charted, *CARD_METRICS, *ranked_on]))
         shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
                             + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
                             for k in listed if k in metrics
