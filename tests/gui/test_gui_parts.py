@@ -1161,3 +1161,20 @@ def test_the_slot_filters_example_is_in_the_sessions_own_slots(window, qtbot):
     window.results.slot_edit.editingFinished.emit()
     assert window.results.filter_error.text() == ""  # the example filters: it is no refusal
     assert window.results.proxy.rowCount() >= 1
+
+
+def test_a_picture_of_the_importance_tab_waits_for_its_figures(qtbot, tmp_path, monkeypatch, cli):
+    """``gui S --tab importance --screenshot`` pictured "computing over 40 trials..." over empty axes:
+    the figures come from a background thread."""
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    seen: list[tuple[bool, dict]] = []
+    grab = MainWindow.grab
+    monkeypatch.setattr(MainWindow, "grab", lambda self, *a: seen.append(
+        (self.importance.computing, self.importance.shares)) or grab(self, *a))
+    path = tmp_path / "va.json"  # enough trials for importance figures
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "30",
+               "--executor", "inline", "--quiet", "--out", path).returncode == 0
+    assert main(str(path), None, str(tmp_path / "importance.png"), True, tab="importance") == 0
+    assert len(seen) == 1 and seen[0][0] is False and seen[0][1], seen

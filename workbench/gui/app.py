@@ -364,6 +364,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             window.show_tab(tab)
         if screenshot:
             app.processEvents()
+            window.settle_views()
             from workbench.core.io.output_files import check_folder, check_regular_or_absent
 
             try:  # the same rule as every command's output: a folder that exists, a regular file

@@ -10,13 +10,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QLabel, QMessageBox, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
+    QApplication, QComboBox, QFileDialog, QLabel, QMessageBox, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
     QWidget,
 )
 
@@ -1871,6 +1872,19 @@ class MainWindow(WindowExports):
         pages = {"results": self.results, "failures": self.failures}
         page = pages[name] if name in pages else self.pages.page(name)
         self.bottom_tabs.setCurrentWidget(page)
+
+    def settle_views(self, seconds: float = 60.0) -> None:
+        """Wait (running the event loop) until the views built so far have what they compute in
+        the background for the session shown: a picture taken at once showed the Importance tab
+        "computing over 40 trials..." with empty axes, or a mid-run result. At most ``seconds``."""
+        deadline = time.monotonic() + seconds
+        if self.pages.is_built("importance"):
+            view = self.importance
+            view.refresh()  # (a refresh its timer still waits for, now: it is the one to show)
+            while view.computing and time.monotonic() < deadline:
+                QApplication.processEvents()
+                time.sleep(0.01)
+        QApplication.processEvents()
 
     def show_about(self) -> None:
         text = self.about_text()
