@@ -1178,3 +1178,43 @@ def test_a_picture_of_the_importance_tab_waits_for_its_figures(qtbot, tmp_path, 
                "--executor", "inline", "--quiet", "--out", path).returncode == 0
     assert main(str(path), None, str(tmp_path / "importance.png"), True, tab="importance") == 0
     assert len(seen) == 1 and seen[0][0] is False and seen[0][1], seen
+
+
+def test_a_kept_windows_later_runs_are_the_persons_not_the_commands(qtbot, tmp_path, monkeypatch):
+    """``gui --run K --screenshot X.png`` keeps the window open: each later run's end took the
+    picture again, over the first, and brought the --tab back to the front."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    pictures: list[int] = []
+    grab = MainWindow.grab
+    monkeypatch.setattr(MainWindow, "grab", lambda self, *a: pictures.append(1) or grab(self, *a))
+    monkeypatch.setenv("KERNEL_WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setattr(MainWindow, "offer_recovery", lambda self: None)
+    later: list[str] = []
+
+    def after_the_picture() -> None:
+        window = next((w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)), None)
+        if window is None or not pictures or window.running:
+            QTimer.singleShot(50, after_the_picture)
+            return
+        if not later:  # the person's own run, on the Results tab
+            later.append("started")
+            window.show_tab("results")
+            window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                              "options": {"compile": "estimate"}})
+            QTimer.singleShot(50, after_the_picture)
+            return
+        later.append(window.bottom_tabs.tabText(window.bottom_tabs.currentIndex()))
+        window.model.dirty = False
+        window.interactive = False
+        window.close()
+        QApplication.instance().quit()
+
+    QTimer.singleShot(50, after_the_picture)
+    main(None, {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                "options": {"compile": "estimate"}}, str(tmp_path / "first.png"), False, tab="failures")
+    assert pictures == [1] and later == ["started", "Results"], (pictures, later)

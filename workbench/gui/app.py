@@ -354,6 +354,12 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                           f"it is kept as {', '.join(printable(str(p)) for p in made)}", file=sys.stderr)
 
     def finish(result: Any = None) -> None:
+        """The end of the command's own run (or opening): its SESSION saved, its picture taken. Once:
+        a later run of a window the person keeps is theirs (it took the picture again, over the
+        first, and brought the --tab back to the front)."""
+        if status.get("finished"):
+            return
+        status["finished"] = 1
         if result is not None and getattr(result, "reason", "") == "error":
             print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
             status["code"] = 1
