@@ -48,6 +48,7 @@ def main(folder: str) -> int:
     window.bottom_tabs.setCurrentWidget(view)
     window.splitters["right"].setSizes([280, 600])  # room for the five rows and the portable line
     window.splitters["bottom"].setSizes([950, 150])
+    window.zoom.person_set_tab_split()  # as a drag of it is: the window does not fit it again
     view.add_sessions(paths[1:])
     settle(app, 500)
     view.refresh()
