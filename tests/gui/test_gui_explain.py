@@ -1237,3 +1237,23 @@ def test_a_limit_being_typed_is_not_replaced_by_a_runs_refresh(window, qtbot):
     box.lineEdit().setText("0.3")  # typed, not yet committed
     window.objective_panel._on_ranking_changed()  # what each run tick's new trials set off
     assert box.lineEdit().text() == "0.3"
+
+
+def test_a_trial_without_source_shows_no_empty_source_box(window, qtbot, cli, tmp_path):
+    """Under "a recording has no source" an empty white box took most of the pane, read on a
+    projector as a view that failed to load; a template's trial shows its source again."""
+    from pathlib import Path
+
+    cache = Path(__file__).parents[1] / "fixtures" / "kt_cache_small.json"
+    path = tmp_path / "r.json"
+    assert cli("tune", "--replay", cache, "--budget", "5", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    window.model.select(0)
+    view = window.source_view
+    assert "no source" in view.header.text() and not view.editor.isVisible()
+    window.model.dirty = False  # (nothing to ask about)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                          "options": {"compile": "estimate"}})
+    window.model.select(0)
+    assert view.editor.isVisible() and "#define" in view.editor.toPlainText()

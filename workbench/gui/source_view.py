@@ -168,6 +168,7 @@ class SourceView(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.header)
         layout.addWidget(self.editor, 1)
+        layout.addStretch(0)  # (the room under the header while there is no source to show)
         self.shown_index: int | None = None
         model.selection_changed.connect(self._on_selection_changed)
         model.session_changed.connect(self._on_session_changed)
@@ -175,6 +176,7 @@ class SourceView(QWidget):
     def _on_session_changed(self) -> None:
         self.shown_index = None
         self.editor.clear()
+        self.editor.setVisible(True)
         self.header.setText("Select a trial (click a point or a table row) to see its source.")
 
     def _on_selection_changed(self, index: int | None) -> None:
@@ -199,7 +201,10 @@ class SourceView(QWidget):
         lines = [f"trial {trial.index} [{trial.config.id}] &middot; {html.escape(trial.status.value)} &middot; {config}",
                  " &nbsp; ".join(resources) or "no resource usage reported", f"<i>{html.escape(note)}</i>"]
         self.header.setText("<br>".join(lines))
-        self.editor.setPlainText(source or trial.measurement.log or "")
+        text = source or trial.measurement.log or ""
+        self.editor.setPlainText(text)
+        # an empty box under "a recording has no source" read as a view that failed to load
+        self.editor.setVisible(bool(text))
         self._mark_slots(trial.config)
 
     def _mark_slots(self, config: Any) -> None:
