@@ -35,6 +35,10 @@ def test_the_sizes_field_starts_a_sweep_from_the_window(window, qtbot):
     assert [len(g) for g in trials_by_problem(session).values()] == [4, 4, 4, 4]
     assert sweep_plan(session).budget == 4
     assert window.toolbar.progress.maximum() == 16 and window.toolbar.progress.value() == 16
+    # the budget box says its number is per size ("4 evals" beside "16 / 16" read as a count gone wrong)
+    assert window.toolbar.budget.text() == "4 evals/size"
+    window.toolbar.sizes.setText("")
+    assert window.toolbar.budget.text() == "4 evals"
     window.bottom_tabs.setCurrentWidget(window.size_view)
     window.size_view.refresh()
     assert len(window.size_view.rows) == 4

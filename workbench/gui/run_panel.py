@@ -209,6 +209,9 @@ class RunToolbar(QToolBar):
         self.budget.setSuffix(" evals")
         self.budget.setAccessibleName("Budget")
         self.budget.setToolTip("the most configs the run evaluates")
+        # a sweep's budget is per size: "15 evals" beside a bar of "60 / 60" read as a count gone wrong
+        self.sizes.textChanged.connect(
+            lambda text: self.budget.setSuffix(" evals/size" if text.strip() else " evals"))
         self.minutes = QDoubleSpinBox()
         self.minutes.setRange(0.0, 10_000.0)
         self.minutes.setSpecialValueText("no time limit")
