@@ -1220,3 +1220,46 @@ def test_a_kept_windows_later_runs_are_the_persons_not_the_commands(qtbot, tmp_p
                 "options": {"compile": "estimate"}}, str(tmp_path / "first.png"), False, tab="failures")
     qtbot.wait(500)  # what the person's window left scheduled runs now, not in the next test
     assert pictures == [1] and later == ["started", "Results"], (pictures, later)
+
+
+def test_a_run_refused_at_its_start_leaves_the_persons_window_its_own(qtbot, tmp_path, monkeypatch):
+    """``gui NEW.json --run no_such_kernel --tab failures`` (no picture): the refused run left the
+    command's ending connected, so the person's first run of the window was saved to NEW.json and
+    pulled the Failures tab back to the front."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
+    monkeypatch.setattr(MainWindow, "offer_recovery", lambda self: None)
+    monkeypatch.setattr(MainWindow, "_error", lambda self, *a, **k: None)  # (the refusal's dialog: nobody answers)
+    new = tmp_path / "new.json"
+    seen: list[str] = []
+
+    def persons_run() -> None:
+        window = next((w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()), None)
+        if window is None:
+            QTimer.singleShot(50, persons_run)
+            return
+        if not seen:
+            seen.append("started")
+            window.show_tab("results")
+            window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                              "options": {"compile": "estimate"}})
+            QTimer.singleShot(50, persons_run)
+            return
+        if window.running:
+            QTimer.singleShot(50, persons_run)
+            return
+        seen.append(window.bottom_tabs.tabText(window.bottom_tabs.currentIndex()))
+        window.model.dirty = False
+        window.interactive = False
+        window.close()
+        QApplication.instance().exit(0)
+
+    QTimer.singleShot(300, persons_run)
+    main(str(new), {"kernel": "no_such_kernel", "backend": "sim"}, None, False, tab="failures")
+    qtbot.wait(500)  # what the person's window left scheduled runs now, not in the next test
+    assert seen == ["started", "Results"] and not new.exists(), seen

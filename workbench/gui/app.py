@@ -434,9 +434,11 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             if tab is not None:
                 window.show_tab(tab)
             if run:
-                window.run_done.connect(finish)
                 window.toolbar.apply(dict(run))
                 window.start_run(dict(run))
+                # (once it started: a run refused at its start is no run of the command's, and a
+                # later run of the person's window was taken for it, saved to SESSION)
+                window.run_done.connect(finish)
             else:
                 if not session_path and screenshot and not quit_when_done:
                     # the picture first: an autosave's waiting question blocked it for good (a
@@ -450,6 +452,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             fail(str(exc))
             if not quit_when_done and screenshot:
                 finish()
+            status["finished"] = 1  # nothing of the command's is left to finish in this window
+            new_file.clear()
         except Exception:  # noqa: BLE001 - a defect: its traceback for the report, and an automated window still ends
             traceback.print_exc()
             status["code"] = 1
