@@ -35,14 +35,30 @@ def test_the_sizes_field_starts_a_sweep_from_the_window(window, qtbot):
     assert [len(g) for g in trials_by_problem(session).values()] == [4, 4, 4, 4]
     assert sweep_plan(session).budget == 4
     assert window.toolbar.progress.maximum() == 16 and window.toolbar.progress.value() == 16
-    # the budget box says its number is per size ("4 evals" beside "16 / 16" read as a count gone wrong)
-    assert window.toolbar.budget.text() == "4 evals/size"
-    window.toolbar.sizes.setText("")
-    assert window.toolbar.budget.text() == "4 evals"
     window.bottom_tabs.setCurrentWidget(window.size_view)
     window.size_view.refresh()
     assert len(window.size_view.rows) == 4
     assert "4 sizes" in window.size_view.status.text()
+    # the budget box says its number is per size ("4 evals" beside "16 / 16" read as a count gone wrong)
+    assert window.toolbar.budget.text() == "4 evals/size"
+    window.toolbar.sizes.setText("")
+    assert window.toolbar.budget.text() == "4 evals"
+    window.toolbar.sizes.setText("n=4096,65536")  # a replay's sizes field is greyed out and not read
+    window.toolbar.backend.setCurrentIndex(window.toolbar.backend.findData("replay"))
+    assert window.toolbar.budget.text() == "4 evals"
+    window.toolbar.backend.setCurrentIndex(window.toolbar.backend.findData("sim"))
+    assert window.toolbar.budget.text() == "4 evals/size"
+
+
+def test_a_recorded_budget_past_what_the_box_holds_opens(window, cli, tmp_path):
+    """A sweep's budget may be any count a run takes (up to 2**63-1): the box refused 10**10 with an
+    OverflowError and the window did not open the session."""
+    path = tmp_path / "big.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--executor", "inline", "--quiet",
+               "--strategy", "random", "--sizes", "n=4096,8192", "--budget", "10000000000", "--time-limit", "1",
+               "--out", path).returncode == 0
+    window.open_session(path)
+    assert window.model.session is not None and window.toolbar.budget.value() == window.toolbar.budget.maximum()
 
 
 def test_a_bad_sizes_field_is_refused_in_one_line(window):

@@ -1417,11 +1417,11 @@ class MainWindow(WindowExports):
             session = self.model.session
             offered = _offered_budget(session, after_run=True) if session is not None else None
             if offered is not None:  # the rest of the budget, as on reopening the file
-                self.toolbar.budget.setValue(offered)
+                self.toolbar.show_budget(offered)
             elif (session is not None and _offered_budget(session) is not None  # (not a sweep, a budget recorded)
                   and session.run.budget is not None and len(session.trials) >= session.run.budget  # all measured
                   and self._budget_step and self._asked_budget is not None and self._asked_budget == self._offered_rest):
-                self.toolbar.budget.setValue(self._budget_step)  # that rest is done: the first run's number again
+                self.toolbar.show_budget(self._budget_step)  # that rest is done: the first run's number again
             self._offered_rest = offered
         self._select_best_if_none()
         if result.reason == "error":
@@ -2111,6 +2111,8 @@ class MainWindow(WindowExports):
             state = splitter.saveState()
             if name == "main" and self.zoom.set_left_column():  # the zoom's width, not the person's
                 state = QByteArray(with_pane_size(bytes(state.data()), 0, LEFT_COLUMN_PX))
+            if name == "bottom":
+                self.settings.remove("splitter/bottom")  # (an earlier version's, saved at every close)
             if name == "bottom" and not self.zoom.tab_split_by_person:  # fitted to this window's width
                 self.settings.remove(_splitter_key(name))
                 continue

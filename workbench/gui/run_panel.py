@@ -210,8 +210,7 @@ class RunToolbar(QToolBar):
         self.budget.setAccessibleName("Budget")
         self.budget.setToolTip("the most configs the run evaluates")
         # a sweep's budget is per size: "15 evals" beside a bar of "60 / 60" read as a count gone wrong
-        self.sizes.textChanged.connect(
-            lambda text: self.budget.setSuffix(" evals/size" if text.strip() else " evals"))
+        self.sizes.textChanged.connect(self._show_budget_unit)
         self.minutes = QDoubleSpinBox()
         self.minutes.setRange(0.0, 10_000.0)
         self.minutes.setSpecialValueText("no time limit")
@@ -289,6 +288,7 @@ class RunToolbar(QToolBar):
                 action.setVisible(shown)
         self.kernel.setEnabled(kind != "replay")
         self.sizes.setEnabled(kind != "replay")
+        self._show_budget_unit()
         # A replay's problem is what was recorded; the field then only picks one size of a recording
         # of several. A template's problem left in it would pick a size nobody chose (and refuse an
         # ordinary recording measured at another), so switching to a replay empties it.
@@ -475,7 +475,7 @@ class RunToolbar(QToolBar):
         elif run.get("strategy_options"):
             problems += self.strategy_options.set_values(run["strategy_options"])
         if run.get("budget"):
-            self.budget.setValue(int(run["budget"]))
+            self.show_budget(int(run["budget"]))
         if run.get("seed") is not None:
             self.seed.setValue(int(run["seed"]))
         if "time_limit_s" in run:
@@ -512,6 +512,18 @@ class RunToolbar(QToolBar):
         parts = (self.compile_text, text) if self._compiles_pending else (text, self.compile_text)
         # what the next Start does, first: the controls name another kernel or GPU than the views show
         self.progress_label.setText("; ".join(part for part in (self.next_start, *parts) if part))
+
+    def _show_budget_unit(self, *_: object) -> None:
+        """Evaluations per size while the next Start sweeps sizes (by the rule :meth:`request` reads
+        the sizes field with: a replay's is greyed out and ignored), else evaluations."""
+        sweep = bool(self.sizes.text().strip()) and self.sizes.isEnabled()
+        self.budget.setSuffix(" evals/size" if sweep else " evals")
+
+    def show_budget(self, evaluations: int) -> None:
+        """``evaluations`` in the budget box, or the most it holds (a session's recorded budget may be
+        any count up to 2**63-1, which Qt's box refused with an OverflowError: the session did not
+        open in the window)."""
+        self.budget.setValue(min(max(evaluations, self.budget.minimum()), self.budget.maximum()))
 
     def show_next_start(self, text: str) -> None:
         """Say before the run's state that Start would begin a new session (``text``: why; empty:
