@@ -59,11 +59,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             return cmd_gui(None)
         check_file_names(args)
-        if args.command == "gui":  # the window's own log is the window's (its tracebacks included)
+        with log_records_said():
             code = COMMANDS[args.command](args)
-        else:
-            with log_records_said():
-                code = COMMANDS[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
         return code
     except WorkbenchError as exc:

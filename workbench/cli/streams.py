@@ -172,8 +172,8 @@ class _StderrLines(logging.Handler):
 
 @contextlib.contextmanager
 def log_records_said() -> Iterator[None]:
-    """While a headless command runs, the package's warnings (``logging``) are said as its own
-    lines; the handler goes when it returns (the window logs as before, and a process that calls
+    """While a command runs (the window too), the package's warnings (``logging``) are said as
+    its own lines, tracebacks included; the handler goes when it returns (a process that calls
     ``main`` several times, tests or a script, does not keep it)."""
     logger = logging.getLogger("workbench")
     handler = _StderrLines(logging.WARNING)
