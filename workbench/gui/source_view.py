@@ -169,6 +169,7 @@ class SourceView(QWidget):
         layout.addWidget(self.header)
         layout.addWidget(self.editor, 1)
         layout.addStretch(0)  # (the room under the header while there is no source to show)
+        self.editor.setVisible(False)  # (empty until a trial is selected)
         self.shown_index: int | None = None
         model.selection_changed.connect(self._on_selection_changed)
         model.session_changed.connect(self._on_session_changed)
@@ -176,7 +177,7 @@ class SourceView(QWidget):
     def _on_session_changed(self) -> None:
         self.shown_index = None
         self.editor.clear()
-        self.editor.setVisible(True)
+        self.editor.setVisible(False)  # (empty until a trial is selected)
         self.header.setText("Select a trial (click a point or a table row) to see its source.")
 
     def _on_selection_changed(self, index: int | None) -> None:
