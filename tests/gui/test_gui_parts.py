@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -1181,11 +1182,37 @@ def test_a_picture_of_the_importance_tab_waits_for_its_figures(qtbot, tmp_path, 
     assert len(seen) == 1 and seen[0][0] is False and seen[0][1], seen
 
 
+def _persons_run_then_close(ready: Callable[[], bool], seen: list[str]) -> None:
+    """Drive the person's window that ``main`` keeps open: once ``ready()``, a run of the person's
+    on the Results tab; once it ended, note the tab in front (in ``seen``) and close the window,
+    which ends ``main``."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.main_window import MainWindow
+
+    window = next((w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()), None)
+    if window is None or not ready() or window.running:
+        QTimer.singleShot(50, lambda: _persons_run_then_close(ready, seen))
+        return
+    if not seen:
+        seen.append("started")
+        window.show_tab("results")
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                          "options": {"compile": "estimate"}})
+        QTimer.singleShot(50, lambda: _persons_run_then_close(ready, seen))
+        return
+    seen.append(window.bottom_tabs.tabText(window.bottom_tabs.currentIndex()))
+    window.model.dirty = False
+    window.interactive = False
+    window.close()
+    QApplication.instance().exit(0)
+
+
 def test_a_kept_windows_later_runs_are_the_persons_not_the_commands(qtbot, tmp_path, monkeypatch):
     """``gui --run K --screenshot X.png`` keeps the window open: each later run's end took the
     picture again, over the first, and brought the --tab back to the front."""
     from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
 
     from workbench.gui.app import main
     from workbench.gui.main_window import MainWindow
@@ -1196,26 +1223,7 @@ def test_a_kept_windows_later_runs_are_the_persons_not_the_commands(qtbot, tmp_p
     monkeypatch.setenv("KERNEL_WORKBENCH_CONFIG_DIR", str(tmp_path / "config"))
     monkeypatch.setattr(MainWindow, "offer_recovery", lambda self: None)
     later: list[str] = []
-
-    def after_the_picture() -> None:
-        window = next((w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow)), None)
-        if window is None or not pictures or window.running:
-            QTimer.singleShot(50, after_the_picture)
-            return
-        if not later:  # the person's own run, on the Results tab
-            later.append("started")
-            window.show_tab("results")
-            window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
-                              "options": {"compile": "estimate"}})
-            QTimer.singleShot(50, after_the_picture)
-            return
-        later.append(window.bottom_tabs.tabText(window.bottom_tabs.currentIndex()))
-        window.model.dirty = False
-        window.interactive = False
-        window.close()
-        QApplication.instance().exit(0)
-
-    QTimer.singleShot(50, after_the_picture)
+    QTimer.singleShot(50, lambda: _persons_run_then_close(lambda: bool(pictures), later))
     main(None, {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
                 "options": {"compile": "estimate"}}, str(tmp_path / "first.png"), False, tab="failures")
     qtbot.wait(500)  # what the person's window left scheduled runs now, not in the next test
@@ -1227,7 +1235,6 @@ def test_a_run_refused_at_its_start_leaves_the_persons_window_its_own(qtbot, tmp
     command's ending connected, so the person's first run of the window was saved to NEW.json and
     pulled the Failures tab back to the front."""
     from PySide6.QtCore import QTimer
-    from PySide6.QtWidgets import QApplication
 
     from workbench.gui.app import main
     from workbench.gui.main_window import MainWindow
@@ -1237,29 +1244,7 @@ def test_a_run_refused_at_its_start_leaves_the_persons_window_its_own(qtbot, tmp
     monkeypatch.setattr(MainWindow, "_error", lambda self, *a, **k: None)  # (the refusal's dialog: nobody answers)
     new = tmp_path / "new.json"
     seen: list[str] = []
-
-    def persons_run() -> None:
-        window = next((w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow) and w.isVisible()), None)
-        if window is None:
-            QTimer.singleShot(50, persons_run)
-            return
-        if not seen:
-            seen.append("started")
-            window.show_tab("results")
-            window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
-                              "options": {"compile": "estimate"}})
-            QTimer.singleShot(50, persons_run)
-            return
-        if window.running:
-            QTimer.singleShot(50, persons_run)
-            return
-        seen.append(window.bottom_tabs.tabText(window.bottom_tabs.currentIndex()))
-        window.model.dirty = False
-        window.interactive = False
-        window.close()
-        QApplication.instance().exit(0)
-
-    QTimer.singleShot(300, persons_run)
+    QTimer.singleShot(300, lambda: _persons_run_then_close(lambda: True, seen))
     main(str(new), {"kernel": "no_such_kernel", "backend": "sim"}, None, False, tab="failures")
     qtbot.wait(500)  # what the person's window left scheduled runs now, not in the next test
     assert seen == ["started", "Results"] and not new.exists(), seen
