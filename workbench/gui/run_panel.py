@@ -516,7 +516,7 @@ class RunToolbar(QToolBar):
     def _show_budget_unit(self, *_: object) -> None:
         """Evaluations per size while the next Start sweeps sizes (by the rule :meth:`request` reads
         the sizes field with: a replay's is greyed out and ignored), else evaluations."""
-        sweep = bool(self.sizes.text().strip()) and self.sizes.isEnabled()
+        sweep = bool(self.sizes.text().strip()) and self.backend.currentData() != "replay"
         self.budget.setSuffix(" evals/size" if sweep else " evals")
 
     def show_budget(self, evaluations: int) -> None:
