@@ -253,7 +253,7 @@ def test_main_opens_a_session_and_saves_a_screenshot(qtbot, tmp_path, monkeypatc
     assert main(str(tmp_path / "missing.json"), None, None, True) == 2  # bad input: exit 2, as the CLI
 
 
-def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_path, monkeypatch):
+def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_path, monkeypatch, capsys):
     """``gui NEW.json --run K --quit-when-done`` refused "no such file", and without SESSION an
     automated run's trials are discarded: a demo prepared this way kept nothing. The new session
     is saved at SESSION when the run ends, as ``tune --out`` writes one; a name a session may not
@@ -265,6 +265,11 @@ def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_pa
     run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3, "options": {"compile": "estimate"}}
     target = tmp_path / "demo.json"
     assert main(str(target), dict(run), None, True) == 0
+    # where its trials are until it ends: killed with SIGKILL before then, `show demo.json` found
+    # no file and nothing said where they were
+    said = [line for line in capsys.readouterr().err.splitlines() if line.startswith("note: until the run ends")]
+    assert len(said) == 1 and str(target) in said[0] and str(tmp_path / "autosave") in said[0], said
+    assert said[0].split(" its trials are journaled in ")[1].split(" (the window")[0].endswith(".json.journal")
     session = load_session(target)
     assert session.kernel == "vector_add" and len(session.trials) == 3
     assert not any((tmp_path / "autosave").glob("*.json"))  # saved, so no autosave is left behind

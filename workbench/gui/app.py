@@ -436,6 +436,13 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             if run:
                 window.toolbar.apply(dict(run))
                 window.start_run(dict(run))
+                if new_file and window.autosave_path is not None:
+                    # said where a script looks: killed before its end, the run leaves its trials there,
+                    # and `show SESSION` found no file
+                    print(f"note: until the run ends and is saved to {printable(str(new_file[0]))}, its trials are "
+                          f"journaled in {printable(str(journal_path(window.autosave_path)))} (the window's "
+                          "autosave), which the window offers at its next start if the run is killed",
+                          file=sys.stderr)
                 # (once it started: a run refused at its start is no run of the command's, and a
                 # later run of the person's window was taken for it, saved to SESSION)
                 window.run_done.connect(finish)
