@@ -728,14 +728,16 @@ def test_at_1280_px_the_tab_row_takes_from_the_detail_what_its_names_need_unless
     "Failu…", "Impo…", "Com…": the trial detail gives them that (it keeps DETAIL_MIN_PX), at no
     other width than it must, and never a split the person dragged or set in an earlier window."""
     from workbench.gui.main_window import MainWindow
-    from workbench.gui.presentation import DETAIL_MIN_PX, TAB_ROW_SHARE
+    from workbench.gui.presentation import DETAIL_MIN_PX
 
     tabs, bottom = window.bottom_tabs, window.splitters["bottom"]
     window.resize(1280, 800)
     qtbot.waitUntil(lambda: not tabs.names_elided(), timeout=5000)
     assert bottom.sizes()[1] >= DETAIL_MIN_PX
     window.resize(1920, 1080)  # room enough: the stretch's split again
-    qtbot.waitUntil(lambda: abs(bottom.sizes()[0] - TAB_ROW_SHARE * sum(bottom.sizes())) <= 2, timeout=5000)
+    stretch = [bottom.widget(i).sizePolicy().horizontalStretch() for i in range(2)]
+    assert stretch == [3, 2]  # the tabs' share, 3 : 2
+    qtbot.waitUntil(lambda: abs(bottom.sizes()[0] - 3 / 5 * sum(bottom.sizes())) <= 2, timeout=5000)
     window.save_settings()  # a split the window chose is not kept as the person's
     assert window.settings.value("splitter/bottom-2") is None
 

@@ -28,8 +28,6 @@ LEFT_COLUMN_PX = 340
 #: Share of the window the zoom may give the left column at most: the charts keep the rest, which at
 #: 1440 px in presentation mode their headers need whole (a quarter leaves them 20 px less).
 LEFT_COLUMN_SHARE = 0.25
-#: The result tabs' share of the row they share with the trial detail, as its splitter's stretch sets it.
-TAB_ROW_SHARE = 3 / 5
 #: What the trial detail keeps when the result tabs take room from it to show every name whole: its
 #: first lines and the start of each source line (the config's defines) stay readable.
 DETAIL_MIN_PX = 320
@@ -156,8 +154,7 @@ class Zoom:
                 f"zoom {self.factor:.0%}, not {before:.0%}: the controls need a window wider than "
                 f"{self.window.width()} px", 10000)
         if shown:
-            self.fit_left_column()  # (before the window is laid out, its splitter has no width to share)
-            self.fit_tab_row()
+            self.fit_panes()  # (before the window is laid out, its splitters have no width to share)
 
     def apply_to(self, root: Any) -> None:
         """The zoom in force on the charts and plots inside ``root`` (the window, or a view built
@@ -269,7 +266,8 @@ class Zoom:
         total = sum(sizes)
         if len(sizes) != 2 or not total:
             return
-        width = round(total * TAB_ROW_SHARE)
+        stretch = [bottom.widget(i).sizePolicy().horizontalStretch() for i in range(2)]
+        width = round(total * stretch[0] / sum(stretch)) if sum(stretch) else sizes[0]  # the split the stretch gives
         need = tabs.names_width(narrow=True) + 5  # (the names are cut beyond the tabs' width less 4)
         if width < need <= total - DETAIL_MIN_PX:
             width = need
@@ -299,8 +297,7 @@ class Zoom:
         self.window.setFont(font)
         self.window.setStyleSheet(zoom_style_sheet(self.base_point_size, factor))
         self.apply_to(self.window)
-        self.fit_left_column()
-        self.fit_tab_row()
+        self.fit_panes()
         self._tick_presentation(factor >= PRESENTATION_ZOOM - 1e-6)
         if remember:
             self.window.settings.setValue(SETTINGS_KEY, factor)
