@@ -806,11 +806,11 @@ def decode_session(data: Any, source: str) -> Session:
         run=run,
     )
     _check_trials(session, source)
-    _check_sweep_plan(session, fail)
+    _check_sweep_plan(session, source)
     return session
 
 
-def _check_sweep_plan(session: Session, fail: Fail) -> None:
+def _check_sweep_plan(session: Session, source: str) -> None:
     """A size sweep's plan (``extra.sweep``) is read as the file loads: a hand-edited one was
     dropped without a word by ``show`` and ``export`` (no sweep line, no note of sizes left) and
     refused only by a continued run, in a line that named no file."""
@@ -819,9 +819,8 @@ def _check_sweep_plan(session: Session, fail: Fail) -> None:
     if SWEEP_KEY in session.extra:
         try:
             sweep_plan(session)
-        except WorkbenchError as exc:
-            where, _, problem = str(exc).partition(": ")
-            fail(where, problem)
+        except WorkbenchError as exc:  # (its line names the field: extra.sweep.budget: ...)
+            raise SessionFormatError(f"{source}: {exc}") from None
 
 
 def _at_problem_types(trial: Trial, problem: Mapping[str, Any]) -> Trial:
