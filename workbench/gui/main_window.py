@@ -2113,9 +2113,9 @@ class MainWindow(WindowExports):
                 state = QByteArray(with_pane_size(bytes(state.data()), 0, LEFT_COLUMN_PX))
             if name == "bottom":
                 self.settings.remove("splitter/bottom")  # (an earlier version's, saved at every close)
-            if name == "bottom" and not self.zoom.tab_split_by_person:  # fitted to this window's width
-                self.settings.remove(_splitter_key(name))
-                continue
+                if not self.zoom.tab_split_by_person:  # fitted to this window's width: not kept
+                    self.settings.remove(_splitter_key(name))
+                    continue
             self.settings.setValue(_splitter_key(name), state)
         self.settings.setValue("metric_axes", list(self.metric_chart.chosen_axes()))
         self.settings.setValue("kernel", self.toolbar.kernel.currentText())
