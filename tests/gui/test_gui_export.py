@@ -327,15 +327,21 @@ def test_an_export_of_a_session_another_run_still_writes_says_so(window, cli, tm
     assert "still writing" not in window.statusBar().currentMessage()
 
 
-def test_the_window_defines_every_helper_its_export_actions_declare():
-    """The export actions' base class declares the window's helpers for the type checker, each
-    raising: one the window renamed or dropped would raise at the menu's click."""
+def test_the_window_defines_every_helper_its_parts_declare():
+    """The window's parts (its exports, its files) declare the window's helpers for the type
+    checker, each raising: one the window renamed or dropped would raise at the menu's click."""
     import inspect
 
     from workbench.gui.main_window import MainWindow
     from workbench.gui.window_exports import WindowExports
+    from workbench.gui.window_files import WindowFiles
 
-    declared = [name for name, member in vars(WindowExports).items()
-                if (inspect.isfunction(member) or isinstance(member, property)) and "NotImplementedError" in
-                inspect.getsource(member.fget if isinstance(member, property) else member)]
-    assert declared and all(vars(MainWindow).get(name) is not None for name in declared), declared
+    def raising(member: object) -> bool:
+        function = member.fget if isinstance(member, property) else member
+        return inspect.isfunction(function) and "NotImplementedError" in inspect.getsource(function)
+
+    for part in (WindowExports, WindowFiles):
+        declared = [name for name, member in vars(part).items() if raising(member)]
+        assert declared, part
+        left = [name for name in declared if raising(inspect.getattr_static(MainWindow, name))]
+        assert not left, (part.__name__, left)

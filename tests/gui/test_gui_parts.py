@@ -984,20 +984,20 @@ def test_a_persons_window_reads_the_session_it_was_started_with_on_a_thread(qapp
 
     from PySide6.QtCore import QTimer
 
-    from workbench.gui import main_window as main_window_module
+    from workbench.gui import window_files as window_files_module
     from workbench.gui.app import main
     from workbench.gui.main_window import MainWindow
 
     session = tmp_path / "s.json"
     save_session(_session(), session)
     readers: list[str] = []
-    real = main_window_module._loaded
+    real = window_files_module._loaded
 
     def loaded(*args, **kwargs):
         readers.append(threading.current_thread().name)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(main_window_module, "_loaded", loaded)
+    monkeypatch.setattr(window_files_module, "_loaded", loaded)
     shown: list[int] = []
 
     def look() -> None:

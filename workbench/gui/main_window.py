@@ -1,4 +1,6 @@
-"""The main window: assembles the views around one :class:`SessionModel` and owns runs and files.
+"""The main window: assembles the views around one :class:`SessionModel` and owns runs (its files
+are :class:`~workbench.gui.window_files.WindowFiles`', its exports
+:class:`~workbench.gui.window_exports.WindowExports`', both inherited).
 
 Layout: toolbar on top; left column with the objective sliders, the best-config card and the search
 space; right the three charts above a tabbed table / failure log beside the source view; a status
@@ -12,19 +14,18 @@ import logging
 import os
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QApplication, QComboBox, QFileDialog, QLabel, QMessageBox, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
+    QApplication, QComboBox, QLabel, QMessageBox, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
     QWidget,
 )
 
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved, user_folder
-from workbench.core.errors import (Cancelled, DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile,
-                                   WorkbenchError, counted, printable)
+from workbench.core.errors import (Cancelled, WorkbenchError, counted)
 from workbench.core.domain.records import provenance
 from workbench.core.domain.objective import DEFAULT_WEIGHTS, Constraints, Weights
 from workbench.core.domain.sizes import problems_of
@@ -45,12 +46,12 @@ from workbench.gui.model import SessionModel
 from workbench.gui.objective_panel import ObjectivePanel
 from workbench.gui.presentation import LEFT_COLUMN_PX
 from workbench.gui.results_table import ResultsTable
-from workbench.gui.run_panel import KT_CACHE_FILTER, RunToolbar, available_kernels
+from workbench.gui.run_panel import RunToolbar, available_kernels
 from workbench.gui.settings_store import JsonSettings, SettingsStore
 from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
 from workbench.gui.text import plain_tip, window_message
-from workbench.gui.window_exports import WindowExports
+from workbench.gui.window_files import WindowFiles
 
 _log = logging.getLogger(__name__)
 
@@ -66,10 +67,8 @@ if TYPE_CHECKING:  # the run controller is imported when a run starts
     from workbench.runner.controller import RunRequest
 
 REFRESH_MS = 100  # charts and tables are fed in batches at 10 Hz, never per point
-MAX_RECENT = 8
 #: File actions that would replace the shown session: none of them may while a run writes into it.
 SESSION_ACTIONS = {"new": "New session", "open": "Open", "import_kt": "Import"}
-SESSION_FILTER = "Workbench sessions (*.json);;All files (*)"
 #: The status bar's title of a refused Start (a run that starts next clears it).
 START_REFUSED = "Cannot start the run"
 
@@ -152,7 +151,7 @@ def _continued_note(n: int, before: str, strategy: str, sizes: int = 1, ended: b
     return f"{count}{switch}; {shown}; File > New session starts a fresh one"
 
 
-class MainWindow(WindowExports):
+class MainWindow(WindowFiles):
     """The workbench window. ``interactive=False`` answers every question with its safe default
     (used by automation and tests: closing during a run stops and saves; no recovery prompt)."""
 
@@ -1473,159 +1472,6 @@ class MainWindow(WindowExports):
             self.model.select(ranking.best)
             self._picked_best = (self.model.session, ranking.best)
 
-    # --- files ---------------------------------------------------------------------------------
-    def new_session(self) -> None:
-        if self._refused_during_run("New session") or not self._maybe_save():
-            return
-        self._set_autosave(None)  # an unsaved session kept (not discarded) stays for recovery
-        self.path = None
-        self._shown_request = None
-        self._update_next_start()
-        self.model.set_session(None)
-        self._on_kernel_changed(self.toolbar.kernel.currentText())
-
-    def open_session(self, path: str | os.PathLike[str]) -> None:
-        """Load a session (its journal is merged) and show it; raises WorkbenchError or OSError.
-
-        All or nothing: the file is read, validated and ranked before the window changes, and when
-        showing it still fails the window goes back to the session it showed before (see
-        :meth:`_show_loaded`), so a bad file never leaves a half-switched window."""
-        from workbench.core.domain.session import load_session
-
-        self._show_opened(_loaded(path, load_session), path)
-
-    def open_session_in_background(self, path: str | os.PathLike[str], title: str = "Cannot open the session",
-                                   failed: Callable[[BaseException], None] | None = None) -> None:
-        """:meth:`open_session` with the file read on a thread (Open, Open recent, and ``gui FILE``
-        for a person's window; see :mod:`workbench.gui.file_reading`); what cannot be opened is said
-        under ``title``, or handed to ``failed`` (the start's own way of saying it: exit status 2)."""
-        from workbench.core.domain.session import load_session
-
-        file = Path(path)
-        self._read_in_background(file, lambda: _loaded(file, load_session),
-                                 lambda session: self._show_opened(session, file), title, failed)
-
-    def _read_in_background(self, file: Path, read: Callable[[], Any], show: Callable[[Any], None], title: str,
-                            failed: Callable[[BaseException], None] | None = None) -> None:
-        """``read()`` on a thread, then ``show(value)`` under ``title`` (see :mod:`workbench.gui.file_reading`).
-
-        The question "save first?" was answered before the read; a session that was clean then and
-        has unsaved changes now (an objective set while the file was read) is asked about again (one
-        the person chose to discard is not: that answer stands), and a
-        run cannot have started (every start is refused while a file is read; checked all the
-        same, since showing a file under a running run would hand it another session)."""
-        clean = not self.model.dirty
-
-        def shown(value: Any) -> None:
-            if self.running:
-                self._error(title, f"{file.name} not opened: a run started while it was read")
-            elif self.model.dirty and clean and not self._maybe_save():
-                return  # the person cancelled: the window keeps what it shows
-            elif failed is None:
-                self._guarded(lambda: show(value), title)
-            else:
-                try:
-                    show(value)
-                except (WorkbenchError, OSError) as exc:
-                    failed(exc)
-
-        self._file_reading.start(file, read, shown, failed or (lambda error: self._error(title, window_message(error))),
-                                 dialog=self.interactive)
-
-    def _show_opened(self, session: Session, path: str | os.PathLike[str]) -> None:
-        from workbench.core.domain.session import session_path_of
-
-        path = session_path_of(path)  # a killed run's journal opens as the session it continues
-        self._show_loaded(session, path, lambda: self._add_recent(str(path.resolve())))
-        from workbench.gui.source_view import changed_template_note
-
-        changed = changed_template_note(session, self.toolbar.kernel_folders)
-        if changed:  # said now, not only when Start is refused (alone: a message of before is another matter)
-            self.statusBar().showMessage(changed, 30000)
-
-    def _show_loaded(self, session: Session, path: Path | None, then: Callable[[], None] | None = None) -> None:
-        """Show a freshly loaded ``session`` as the one at ``path`` (None: unsaved, e.g. an import).
-
-        Any exception while the window switches (a view that cannot show the file's data is a bug,
-        but must not leave the window half-switched or lose what was open) puts the previous
-        session, file, selection and run controls back and is raised as one WorkbenchError line.
-
-        Refused while a run writes into the shown session, as New, Open and Import are (a script's
-        ``open_session`` or ``recover`` swapped the window to another file while the run went on
-        writing its own)."""
-        if self.running:
-            raise WorkbenchError("a run is going; stop it first (its trials go to its session)")
-        before = (self.model.session, self.model.shown_problem(), self.model.selected, self.model.dirty,
-                  self.path, self.autosave_path, self._shown_request)
-        try:
-            controls: dict[str, Any] | None = self.toolbar.request()
-        except WorkbenchError:  # a problem field the user is still typing: nothing to put back
-            controls = None
-        try:
-            self.autosave_path = None  # an earlier unsaved session's autosave stays for recovery
-            self.path = path
-            self.model.set_session(session)
-            self._say_size_shown(session)
-            self._select_best_if_none()
-            # an import too: its controls are the recording's, as when the same import is saved and
-            # opened, so Start continues it (into an autosave) instead of reading the kernel's name
-            # as a template left in the kernel field of a backend it was never measured on
-            self._restore_run_controls(session)
-            # the bar and label of a run shown before are not this file's (a sweep's budget is per size)
-            sweep = session.extra.get("sweep") is not None
-            self.toolbar.show_opened(len(session.trials), None if sweep else session.run.budget)
-            if then is not None:
-                then()
-            self._set_autosave(self.autosave_path)  # the earlier autosave's lock: let go only now
-        except Exception as exc:
-            # a bug: its traceback goes to the log, the person gets one line and the old session
-            _log.warning("showing %s failed; the previous session is shown again", path, exc_info=True)
-            where = f"{path}: " if path is not None else ""
-            error = WorkbenchError(f"{where}cannot be shown ({_described(exc)}); the session open before is kept")
-            self._put_back(before, controls)
-            raise error from exc
-
-    def _say_size_shown(self, session: Session) -> None:
-        """A sweep none of whose sizes is its own problem opens on the last size it added that has a
-        feasible config (else the last), where
-        ``show`` and ``export`` name no size: the status bar says which size is shown and that the
-        size box picks another, so a recommendation or an export is not taken for the sweep's."""
-        from workbench.core.domain.session import problem_key
-        from workbench.core.domain.size_analysis import in_plan_order, size_label
-        from workbench.core.domain.sizes import size_parameters
-
-        shown, problems = self.model.shown_problem(), self.model.problems()
-        if shown is None or problem_key(session.problem) in {problem_key(p) for p in problems}:
-            return
-        label = size_label(shown, in_plan_order(session, size_parameters(problems)))
-        last = problem_key(shown) == problem_key(problems[-1])
-        which = "the size added last" if last else "the last size added that has a feasible config"
-        self.statusBar().showMessage(f"a sweep of {len(problems)} sizes: showing "
-                                     f"{label}, {which}; the size box picks another", 15000)
-
-    def _put_back(self, before: tuple[Any, ...], controls: dict[str, Any] | None) -> None:
-        """Undo a switch that failed half-way (see :meth:`_show_loaded`)."""
-        session, problem, selected, dirty, path, autosave_path, shown_request = before
-        self.path, self.autosave_path = path, autosave_path
-        # the old session showed before; should a view fail on it now, the failure worth reporting
-        # is the first one (the caller raises it): each step is tried on its own, so one failing
-        # does not keep the others back, and the window's own state below comes back regardless
-        steps: list[Callable[[], object]] = [lambda: self.model.set_session(session)]
-        if problem is not None:
-            steps.append(lambda: self.model.show_problem(problem))
-        steps.append(lambda: self.model.select(selected))
-        if controls is not None:
-            steps.append(lambda: self.toolbar.apply(controls))
-        for step in steps:
-            try:
-                step()
-            except Exception:
-                logging.getLogger(__name__).exception("putting the previous session back: a step failed")
-        self.model.dirty = dirty
-        self._shown_request = shown_request
-        self._update_next_start()
-        self._update_title()
-
     def _restore_run_controls(self, session: Session) -> None:
         """Fill the toolbar with what ``session`` recorded, and its default where it recorded nothing
         (no problem, no time limit, no budget): every control is set, so none keeps the value an
@@ -1687,151 +1533,7 @@ class MainWindow(WindowExports):
         self._shown_request = self._choices(self.toolbar.request())
         self._update_next_start()
 
-    def save(self) -> bool:
-        if self.model.session is None:
-            return self._nothing_yet("save")
-        if self.path is None:
-            return self._on_save_as()
-        return self.save_to(self.path)
-
-    def save_to(self, path: str | os.PathLike[str]) -> bool:
-        from workbench.core.domain.session import save_session
-
-        from workbench.core.io.output_files import check_folder, check_regular_or_absent, check_session_name
-        from workbench.core.io.session_lock import SessionLock
-
-        if self.model.session is None:
-            return False
-        from workbench.runner.autosave import refuse_autosave_folder
-
-        if self.path is None or Path(path) != self.path:
-            # a named save onto the window's own autosave also made it the session's file, which
-            # the next run then locked a second time (the file a session was opened from stays its
-            # to save)
-            try:
-                refuse_autosave_folder(path, "save")
-            except WorkbenchError as exc:
-                self._error("Cannot save", window_message(exc))
-                return False
-        # One writer per session file: a file another process (a `tune`, another window) is writing
-        # is refused; the run of this window already holds the lock of its own output.
-        engine = self.engine_thread.engine if self.engine_thread is not None and self.running else None
-        run_output = engine is not None and getattr(engine, "output", None) == Path(path)
-        # nor the autosave this window holds the lock of while it shows that unsaved session
-        own = run_output or (self._autosave_lock is not None and self._autosave_lock.held
-                      and self.autosave_path is not None and Path(path) == self.autosave_path)
-        lock = None if own else SessionLock(path)
-        try:
-            check_folder(Path(path), "save")
-            check_regular_or_absent(Path(path), "save")
-            check_session_name(Path(path), "save")
-            if lock is not None:
-                lock.acquire()
-                from workbench.runner.controller import catch_up
-
-                # trials another run added are kept; a file that is no longer this session is
-                # refused at the session's own path, kept as .bak where Save As chose to replace it
-                catch_up(self.model.session, Path(path), replace=self.path is None or Path(path) != self.path)
-                self.model.sync()
-            session = self.model.session
-            if run_output and engine is not None:
-                # the run's own output: saved so that its final save knows the file for its own
-                engine.save_output(lambda: save_session(session, path, keep_journal=True))
-            else:
-                save_session(session, path, keep_journal=self.running)
-        except WorkbenchError as exc:
-            self._error("Cannot save", window_message(exc))
-            return False
-        finally:
-            if lock is not None:
-                lock.release()
-        self.path = Path(path)
-        self.model.dirty = False
-        self._add_recent(str(self.path.resolve()))
-        self._drop_autosave()
-        self._update_title()
-        self.statusBar().showMessage(f"saved {path}", 3000)
-        return True
-
-    def _file_lacks_trials(self) -> bool:
-        """Whether the session shown has trials its file does not hold (a file it was saved to
-        while its run went on in the autosave). ``dirty`` does not tell: every trial a run adds
-        marks it, also when the run writes them into that file."""
-        from workbench.core.domain.session import load_session
-
-        session = self.model.session
-        if session is None or self.path is None or not self.model.dirty:
-            return False
-        try:
-            saved = {t.index for t in load_session(self.path).trials}
-        except WorkbenchError:  # gone or replaced: the autosave is where the trials are
-            return True
-        return any(t.index not in saved for t in session.trials)
-
-    def _drop_autosave(self) -> None:
-        """The unsaved session's autosave is no longer needed (saved elsewhere, discarded, or the
-        window closes normally)."""
-        if self.autosave_path is not None and not self.running and self.autosave_path != self.path:
-            from workbench.runner.autosave import discard
-
-            kept = discard(self.autosave_path, held=self._autosave_lock)  # under its lock, released there
-            self._set_autosave(None)
-            if kept:  # another process holds it, or a part of it is not a file this window can remove
-                _log.warning("%s", kept)
-                self.statusBar().showMessage(kept, 15000)
-
-    def _open_recent(self, path: str) -> None:
-        """Open recent goes through the same questions as Open: unsaved trials are never dropped silently."""
-        if self._refused_during_run("Open recent") or not self._maybe_save():
-            return
-        self.open_session_in_background(path, "Cannot open")
-
-    def _on_open(self) -> None:
-        if self._refused_during_run("Open") or not self._maybe_save():
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._last_dir(), SESSION_FILTER)
-        if path:
-            self._remember_dir(path)
-            self.open_session_in_background(path)
-
-    def _on_save_as(self) -> bool:
-        if self.model.session is None:
-            return self._nothing_yet("save")
-        suggested = str(Path(self._last_dir()) / f"{self.model.session.kernel}.json")
-        path, _ = QFileDialog.getSaveFileName(self, "Save session as", suggested, SESSION_FILTER)
-        if not path:
-            return False
-        self._remember_dir(path)
-        return self.save_to(path)
-
-    def import_kt_cache(self, path: str) -> None:
-        """Import a Kernel Tuner cache as a new, unsaved session; all or nothing like :meth:`open_session`."""
-        from workbench.core.io.interop import import_kt_cache
-
-        self._show_imported(*_imported(path, import_kt_cache))
-
-    def import_kt_cache_in_background(self, path: str | os.PathLike[str]) -> None:
-        """:meth:`import_kt_cache` with the cache read on a thread (see :mod:`workbench.gui.file_reading`)."""
-        from workbench.core.io.interop import import_kt_cache
-
-        self._read_in_background(Path(path), lambda: _imported(path, import_kt_cache),
-                                 lambda read: self._show_imported(*read), "Cannot import the cache")
-
-    def _show_imported(self, session: Session, notes: list[str]) -> None:
-        self._show_loaded(session, None)
-        self.model.dirty = True
-        self._update_title()
-        if notes:  # what the import repaired or left out, said as import-kt says it
-            self.statusBar().showMessage("; ".join(f"note: {note}" for note in notes), 30000)
-
-    def _on_import_kt(self) -> None:
-        if self._refused_during_run("Import") or not self._maybe_save():
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Import Kernel Tuner cache", self._last_dir(), KT_CACHE_FILTER)
-        if path:
-            self._remember_dir(path)
-            self.import_kt_cache_in_background(path)
-
+    # --- about, tabs and messages ------------------------------------------------------------
     def _declared_metrics(self) -> frozenset[str] | None:
         """What the backend chosen in the tool bar declares it reports (the simulator's); None where
         it declares nothing in advance (a python benchmark, a recording, a GPU)."""
@@ -1912,168 +1614,7 @@ class MainWindow(WindowExports):
         if self.interactive:
             QMessageBox.warning(self, title, text)
 
-    def _maybe_save(self) -> bool:
-        """Before discarding unsaved trials: ask. Returns False when the user cancels."""
-        if self.model.session is None or not self.model.dirty or not self.interactive:
-            return True
-        answer = QMessageBox.question(self, "Unsaved trials", "Save the current session first?",
-                                      QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
-                                      | QMessageBox.StandardButton.Cancel)
-        if answer == QMessageBox.StandardButton.Save:
-            return self.save()
-        if answer == QMessageBox.StandardButton.Discard:
-            self._drop_autosave()  # the person chose to discard
-            return True
-        # Cancel, or no answer at all (a stop signal closes an open question unanswered): the trials
-        # and their autosave stay (taken for Discard, a SIGTERM at this question deleted them)
-        return False
-
-    # --- recovery ------------------------------------------------------------------------------
-    def recoverable(self, skipped: list[str] | None = None) -> list[Path]:
-        """Autosaves of runs that did not end cleanly, newest first (see :mod:`workbench.runner.autosave`;
-        ``skipped`` gets a line for each passed over)."""
-        from workbench.runner.autosave import recoverable
-
-        return recoverable(exclude=self.autosave_path, skipped=skipped)
-
-    def offer_recovery(self) -> None:
-        skipped: list[str] = []
-        candidates = self.recoverable(skipped)
-        if skipped:  # kept where they are, and said (and logged): never offered, they would be forgotten
-            for line in skipped:
-                _log.warning("%s", line)
-            said = self.statusBar().currentMessage()
-            self.statusBar().showMessage("; ".join([said, *skipped] if said else skipped), 60000)
-        candidates = [c for c in candidates if c not in self._recovery_passed_over]
-        if not candidates or not self.interactive:
-            return
-        session_file = candidates[0]
-        more = f"; {len(candidates) - 1} older one{'s' if len(candidates) > 2 else ''} after it" \
-            if len(candidates) > 1 else ""
-        answer = QMessageBox.question(self, "Recover unsaved session",
-                                      f"A run did not end cleanly ({session_file.name}{more}). Recover its trials?\n"
-                                      "No keeps them for the next start; Discard deletes them.",
-                                      QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No
-                                      | QMessageBox.StandardButton.Discard)
-        if answer == QMessageBox.StandardButton.Yes:
-            self.recover_in_background(session_file)
-        elif answer == QMessageBox.StandardButton.Discard:  # No alone left it to be asked at every start
-            from workbench.runner.autosave import discard
-
-            kept = discard(session_file)
-            self.statusBar().showMessage(kept or f"discarded the unsaved trials of {session_file.name}", 15000)
-        else:  # after what a failed recovery said just before, when it did
-            said = self.statusBar().currentMessage()
-            kept = f"kept {session_file} for the next start (Discard there deletes it)"
-            self.statusBar().showMessage(f"{said}; {kept}" if said else kept, 15000)
-
-    def recover(self, session_file: Path) -> bool:
-        """Show a crashed run's autosave as this window's unsaved session, holding its lock from
-        before it is read (another window recovering it meanwhile is refused). False, said in one
-        line, when it cannot be: in use by another process, or not readable; the window and the
-        autosave then stay as they were."""
-        lock = SessionLock(session_file)
-        if not self._guarded(lock.acquire, "Cannot recover"):
-            return False
-        if not self._guarded(lambda: self.open_session(session_file), "Cannot recover"):
-            lock.release()
-            return False
-        self._adopt_recovered(session_file, lock)
-        return True
-
-    def recover_in_background(self, session_file: Path) -> None:
-        """:meth:`recover` with the autosave read on a thread, as Open reads a file: a crashed long
-        run's autosave holds as many trials as any session, and read on the GUI thread it froze the
-        window that had just asked whether to recover it. The lock is held from before the read
-        until the session is this window's; a read that fails or is cancelled gives it back."""
-        from workbench.core.domain.session import load_session
-
-        lock = SessionLock(session_file)
-        if not self._guarded(lock.acquire, "Cannot recover"):
-            return
-
-        def shown(session: Session) -> None:
-            if self.running:  # every start is refused while a file is read; checked all the same
-                lock.release()
-                self._error("Cannot recover", f"{session_file.name} not recovered: a run started while it was read")
-            elif not self._guarded(lambda: self._show_opened(session, session_file), "Cannot recover"):
-                lock.release()
-            else:
-                self._adopt_recovered(session_file, lock)
-
-        def failed(error: BaseException) -> None:
-            lock.release()
-            # what does not read stays unreadable: set aside (kept), so that it no longer stands
-            # before what can be recovered, which is offered next: a damaged journal alone (the
-            # file then offered as last saved), or an autosave damaged itself. Not a file that
-            # could not be read now (busy, too large, an I/O error) or one a newer version wrote.
-            damaged = isinstance(error, SessionFormatError) and not isinstance(error, (UnreadableFile, NewerFormat))
-            if not damaged:  # kept where it is; an older autosave is offered next, as after a damaged one
-                self._recovery_passed_over.add(session_file)
-                self._error("Cannot recover", window_message(error) + f"; {session_file.name} is kept for the next start")
-                self.offer_recovery()
-                return
-            from workbench.runner.autosave import set_aside
-
-            journal_only = isinstance(error, DamagedJournal)
-            folder = set_aside(session_file, journal_only=journal_only)
-            what = "its journal" if journal_only else "it"
-            kept = (f"; {what} was moved to {folder} (kept, not offered again)" if folder is not None else
-                    f"; {what} could not be moved into {session_file.parent / 'damaged'} and stays where it is "
-                    "(Discard at the next start deletes it)")
-            self._error("Cannot recover", window_message(error) + kept)
-            if folder is not None:
-                self.offer_recovery()
-
-        try:
-            self._file_reading.start(session_file, lambda: _loaded(session_file, load_session), shown, failed,
-                                     dialog=self.interactive, cancelled=lock.release)
-        except WorkbenchError as exc:  # another file is being read
-            lock.release()
-            self._error("Cannot recover", window_message(exc))
-
-    def _adopt_recovered(self, session_file: Path, lock: SessionLock) -> None:
-        """The recovered autosave, shown, becomes this window's unsaved session under ``lock``."""
-        self.path = None
-        self._set_autosave(session_file, lock)
-        self._remove_recent(str(session_file.resolve()))
-        self.model.dirty = True
-        self._update_title()
-
     # --- settings ------------------------------------------------------------------------------
-    def _last_dir(self) -> str:
-        return str(self.settings.value("last_dir", str(Path.home())))
-
-    def _remember_dir(self, path: str) -> None:
-        self.settings.setValue("last_dir", str(Path(path).parent))
-
-    def recent_files(self) -> list[str]:
-        """The recent files the settings list; a settings file edited or damaged into another type
-        (a number, a point) lists none, and an entry that cannot be a path (a NUL) is skipped:
-        the window must start whatever the file holds."""
-        value: Any = self.settings.value("recent", [])
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, (list, tuple)):
-            return []
-        return [v for v in value if isinstance(v, str) and v and "\0" not in v][:MAX_RECENT]
-
-    def _add_recent(self, path: str) -> None:
-        recent = [path] + [p for p in self.recent_files() if p != path]
-        self.settings.setValue("recent", recent[:MAX_RECENT])
-        self._update_recent_menu()
-
-    def _remove_recent(self, path: str) -> None:
-        self.settings.setValue("recent", [p for p in self.recent_files() if p != path])
-        self._update_recent_menu()
-
-    def _update_recent_menu(self) -> None:
-        self.recent_menu.clear()
-        for path in self.recent_files():
-            action = self.recent_menu.addAction(printable(path))  # (a name from the settings file: shown inert)
-            action.triggered.connect(lambda _=False, p=path: self._open_recent(p))
-        self.recent_menu.setEnabled(bool(self.recent_files()) and not self.running)
-
     def _restore_settings(self) -> str:
         """Restore the window's geometry, pane sizes, chart axes and template from the settings;
         returns a note when a stored pane layout was not valid and the default was kept (Qt takes
@@ -2217,38 +1758,6 @@ _SPLITTER_KEYS = {"charts": "splitter/charts-2", "bottom": "splitter/bottom-2"}
 
 def _splitter_key(name: str) -> str:
     return _SPLITTER_KEYS.get(name, f"splitter/{name}")
-
-def _loaded(path: str | os.PathLike[str], loader: Callable[[Any], Session]) -> Session:
-    """``loader(path)``, ranked once under its own objective before any view sees it.
-
-    A WorkbenchError or OSError (the file's own fault, said in one line) passes through; any other
-    exception is a bug in reading or ranking, reported as one line naming the file rather than a
-    traceback, with the window untouched since nothing has switched yet."""
-    from workbench.core.domain.objective import rank
-
-    try:
-        session = loader(path)
-        rank(session.trials, session.constraints, session.weights).summary()
-    except (WorkbenchError, OSError):
-        raise
-    except Exception as exc:
-        _log.warning("reading %s failed", path, exc_info=True)
-        raise WorkbenchError(f"{path}: cannot be read ({_described(exc)})") from exc
-    return session
-
-
-def _imported(path: str | os.PathLike[str], importer: Callable[..., Session]) -> tuple[Session, list[str]]:
-    """A Kernel Tuner cache read by ``importer`` as :func:`_loaded` reads a session, with the notes
-    of what the import repaired or left out."""
-    notes: list[str] = []
-    return _loaded(path, lambda cache: importer(cache, notes)), notes
-
-
-def _described(exc: BaseException) -> str:
-    """An unexpected exception in one short line: its type and the first line of its message."""
-    detail = (str(exc).strip().splitlines() or [""])[0][:200]
-    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-
 
 def _open_kernel(name: str) -> Any:
     """The target of kernel ``name`` (a template, simulated; or a python benchmark's file), or one
