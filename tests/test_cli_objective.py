@@ -625,6 +625,32 @@ def test_a_weight_the_file_stores_without_a_direction_is_named_with_the_file(cli
     assert answered.returncode == 0 and "latency_bound_ms" not in answered.stderr
 
 
+def test_a_run_continuing_a_file_whose_weight_has_no_direction_names_the_file(cli, tmp_path):
+    """``tune --resume`` of such a file said "metric 'threads_per_block' has no known direction",
+    a name the person never typed, where ``show`` named the file; both name it now, and a flag
+    that weighs the metric itself is the command line's to answer for."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    doc = json.loads(out.read_text())
+    doc["weights"] = {"latency_ms": 1, "threads_per_block": 1}  # a figure the simulator reports, no direction
+    out.write_text(json.dumps(doc))
+    said = (f"error: {out}: the session weighs metric 'threads_per_block', which has no known direction: "
+            "say --maximize threads_per_block or --minimize threads_per_block")
+    refused = cli("tune", "vector_add", "--backend", "sim", "--resume", "--budget", "2", "--executor", "inline",
+                  "--quiet", "--out", out)
+    assert refused.returncode == 2 and refused.stderr.strip() == said
+    flagged = cli("tune", "vector_add", "--backend", "sim", "--resume", "--budget", "2", "--executor", "inline",
+                  "--quiet", "--weight", "threads_per_block=2", "--out", out)
+    assert flagged.returncode == 2 and flagged.stderr.strip() == (
+        "error: metric 'threads_per_block' has no known direction: "
+        "say --maximize threads_per_block or --minimize threads_per_block")
+    answered = cli("tune", "vector_add", "--backend", "sim", "--resume", "--budget", "2", "--executor", "inline",
+                   "--quiet", "--minimize", "threads_per_block", "--out", out)
+    assert answered.returncode == 0, answered.stderr
+    assert json.loads(out.read_text())["weights"]["threads_per_block"] == 1
+
+
 def test_a_stored_constraint_on_the_aborted_bound_is_refused_naming_the_file(cli, tmp_path):
     out = tmp_path / "s.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",

@@ -73,13 +73,11 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
         directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
         weights = Weights(values=values, directions=directions)
     if base is not None and source:  # a weight the file stores, no flag replaced, and no direction known
-        from workbench.core.domain.metrics import known_direction
+        from workbench.core.domain.search_objective import check_stored_directions
 
-        flagged = {parse_assignment(text, "--weight", identifier=False)[0] for text in args.weight}
-        for metric, weight in base.weights.values.items():
-            if weight > 0 and metric not in flagged and known_direction(metric, weights.directions) is None:
-                raise WorkbenchError(f"{source}: the session weighs metric {metric!r}, which has no known direction: "
-                                     f"say --maximize {metric} or --minimize {metric}")
+        flagged = [parse_assignment(text, "--weight", identifier=False)[0] for text in args.weight]
+        check_stored_directions(Weights(values=base.weights.values, directions=weights.directions), (), source,
+                                given=flagged)
     return constraints, weights
 
 

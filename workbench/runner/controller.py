@@ -49,7 +49,7 @@ from workbench.core.domain.session import (
     new_session_id,
     save_session,
 )
-from workbench.core.domain.search_objective import Objective
+from workbench.core.domain.search_objective import Objective, check_stored_directions
 from workbench.core.io.session_lock import SessionLock
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import likeliest_first
@@ -838,6 +838,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
                       what=f"{output}: the session's objective names metric")
     warnings = check_metrics(named, available, session.weights.directions)
     warnings += idle_directions(session.weights.directions, named, available)
+    if continued and output is not None:  # (objective flags over the file's were checked naming it)
+        check_stored_directions(session.weights if request.weights is None else Weights(),
+                                objectives if request.objectives is None else (), str(output))
     objective = Objective(session.constraints, session.weights, objectives)
     if cost_model is not None:  # which GPU the pruning model stands for, said where the person looks
         session.extra["cost_model"] = {"gpu_model": cost_model.spec.name, "exact": cost_model.exact,

@@ -228,6 +228,22 @@ class Objective:
         }
 
 
+def check_stored_directions(weights: Weights, objectives: Sequence[str], source: str,
+                            given: Sequence[str] = ()) -> None:
+    """Refuse, naming the file ``source``, a metric its session weighs (or searches a front of) that
+    has no known direction: the person continuing or showing it never typed that name, and the
+    objective's own refusal ("say --maximize M") did not say where M came from. ``given``: the
+    metrics the command line weighs itself, which are its own to answer for."""
+    for metric, weight in weights.values.items():
+        if weight > 0 and metric not in given and known_direction(metric, weights.directions) is None:
+            raise WorkbenchError(f"{source}: the session weighs metric {metric!r}, which has no known direction: "
+                                 f"say --maximize {metric} or --minimize {metric}")
+    for metric in objectives:
+        if metric not in given and known_direction(metric, weights.directions) is None:
+            raise WorkbenchError(f"{source}: the session searches a front of metric {metric!r}, which has no known "
+                                 f"direction: say --maximize {metric} or --minimize {metric}")
+
+
 def default_objective() -> Objective:
     """Latency alone, no constraints: what a run optimises when nobody says otherwise."""
     return Objective()
