@@ -632,3 +632,28 @@ def test_a_figure_every_trial_shares_offers_no_limit_and_no_weight_until_trials_
     assert cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path).returncode == 0
     window.open_session(path)
     assert panel.constant_value("memory_mb") is None and limit.enabled.isEnabled()
+
+
+def test_the_constraint_fields_example_is_in_the_sessions_own_figures(window, cli, tmp_path):
+    """The field's example named occupancy and registers whatever the session measured: on a
+    recording or a benchmark of one's own, typing it back was refused (no trial reports them)."""
+    panel = window.objective_panel
+    assert panel.extra_edit.placeholderText() == "more: occupancy >= 0.5, registers <= 64"  # nothing measured yet
+    bench = tmp_path / "own_figures.py"
+    bench.write_text("SPACE = {'block': [32, 64, 128, 256]}\n"
+                     "def measure(config):\n"
+                     "    b = config['block']\n"
+                     "    return {'latency_ms': 1.0 + b / 256, 'memory_mb': 201.3, 'throughput_gbs': 100.0 * b,\n"
+                     "            'spill_bytes': 256 - b}\n")
+    path = tmp_path / "own_figures.json"
+    assert cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    example = panel.extra_edit.placeholderText().removeprefix("more: ")
+    bounds = example.split(", ")
+    assert sorted(b.split()[0] for b in bounds) == ["spill_bytes", "throughput_gbs"], example
+    assert "throughput_gbs >= 9600" in bounds and "spill_bytes <= 160" in bounds, example  # at the medians
+    # the memory limit, the same for every trial, points to the field with the same example
+    assert f"e.g. {bounds[0]}, goes in the box below" in panel.limits["max_memory_mb"].enabled.toolTip()
+    panel.extra_edit.setText(example)  # typed back as shown, it is taken
+    panel._on_extra_edited()
+    assert panel.extra_error.isHidden() and [b.label for b in window.model.constraints.extra] == bounds

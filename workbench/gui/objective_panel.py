@@ -36,6 +36,8 @@ OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
 #: larger: then the end is the next 1-2-5 number above the largest weight (see ``weight_scale``).
 WEIGHT_STEPS = 100
 WEIGHT_SCALE = 10.0
+#: The constraint field's example while no trial has succeeded (then it is in the session's figures).
+DEFAULT_EXTRA_EXAMPLE = "occupancy >= 0.5, registers <= 64"
 #: Lines of the constraint text's error shown under the field (the whole of it is the tool tip).
 ERROR_LINES = 3
 
@@ -328,7 +330,7 @@ class ObjectivePanel(QWidget):
         grid.setColumnStretch(0, 1)
         grid.setVerticalSpacing(2)
         self.extra_edit = QLineEdit()
-        self.extra_edit.setPlaceholderText("more: occupancy >= 0.5, registers <= 64")
+        self.extra_edit.setPlaceholderText(f"more: {DEFAULT_EXTRA_EXAMPLE}")
         self.extra_edit.setToolTip("constraints on any metric, 'metric <= value' or 'metric >= value', comma separated")
         self.extra_edit.setAccessibleName("More constraints")
         self.extra_edit.editingFinished.connect(self._on_extra_edited)
@@ -574,7 +576,33 @@ class ObjectivePanel(QWidget):
         self.remeasure_button.setText(f"Re-measure aborted ({count})" if aborted else "Re-measure aborted")
         self.remeasure_button.setEnabled(count > 0 and not self.run_active)
 
+    def extra_example(self) -> str:
+        """Two constraints in the session's own figures, at their medians over its successful
+        trials, for the field's placeholder and the limits' tips: the fixed example named occupancy
+        and registers, which a recording (and a benchmark of one's own) does not report, so typing
+        it back was refused. The fixed one while nothing has succeeded."""
+        reported = self.reported_metrics()
+        if reported is None:
+            return DEFAULT_EXTRA_EXAMPLE
+        ok = self.model.status_codes() == STATUS_CODES[Status.OK]
+        parts = []
+        sliders = {control.metric for control in self.limits.values()}  # (they have their own boxes)
+        for metric in self.weighable_metrics():
+            if metric in sliders or metric not in reported or self.constant_value(metric) is not None:
+                continue
+            values = self.model.metric(metric)[ok]
+            values = values[np.isfinite(values)]
+            if not values.size:
+                continue
+            higher = known_direction(metric, self.model.weights.directions) == 1
+            parts.append(f"{metric} {'>=' if higher else '<='} {fmt(float(np.median(values)), 2)}")
+            if len(parts) == 2:
+                break
+        return ", ".join(parts) or DEFAULT_EXTRA_EXAMPLE
+
     def _update_ranges(self) -> None:
+        example = self.extra_example()
+        self.extra_edit.setPlaceholderText(f"more: {example}")
         measured = bool(self.model.n) and not bool(self.model.failed_mask().all())
         constraints = self.model.constraints
         for control in self.limits.values():
@@ -584,8 +612,8 @@ class ObjectivePanel(QWidget):
             same = self.constant_value(control.metric)
             if same is not None and not in_force:
                 control.set_available(False, f"{metric_label(control.metric)} is {fmt(same)} for every trial: a limit "
-                                             "on it keeps all of them or none (a limit on another figure, e.g. "
-                                             "smem_bytes <= 49152, goes in the box below)")
+                                             f"on it keeps all of them or none (a limit on another figure, e.g. "
+                                             f"{example.split(', ')[0]}, goes in the box below)")
             else:
                 control.set_available(span is not None or not measured or in_force)
             if span is None:
