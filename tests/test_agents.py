@@ -605,6 +605,15 @@ def test_a_space_with_too_many_values_for_the_utilities_is_one_line_not_a_failed
     huge = SearchSpace([Slot("i", tuple(range(100_000)))])
     with pytest.raises(WorkbenchError, match=r"^strategy 'agents' cannot search this space: 100,000 slot values"):
         create_strategy("agents", huge)
+    # as a member of the portfolio, the refusal names the portfolio's option and what else it takes
+    with pytest.raises(WorkbenchError) as said:
+        create_strategy("hybrid", huge, model="agents")
+    assert str(said.value).startswith("strategy 'hybrid': its model member 'agents' cannot search this space "
+                                      "(100,000 slot values")
+    assert str(said.value).endswith("; set its model option to tpe, or narrow the domains")
+    with pytest.raises(WorkbenchError, match=r"its walker member 'agents' .*; set its walker option to annealing or "
+                                             r"local or genetic, or narrow the domains$"):
+        create_strategy("hybrid", huge, walker="agents")
 
 
 def test_value_pairs_beyond_the_fits_size_keep_the_smallest_and_leave_small_spaces_as_they_were():

@@ -24,7 +24,8 @@ import numpy as np
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
-from workbench.search.base import Option, Strategy, create_strategy
+from workbench.core.errors import WorkbenchError
+from workbench.search.base import Option, Strategy, create_strategy, strategy_class
 
 
 class Hybrid(IndexedStrategy):
@@ -42,6 +43,8 @@ class Hybrid(IndexedStrategy):
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
+        for role in ("model", "walker"):
+            _check_member_suits(role, self.options[role], space)
         self.members: list[Strategy] = [
             create_strategy(self.options["model"], space, seed=seed),
             create_strategy(self.options["walker"], space, seed=seed + 7919),
@@ -121,3 +124,16 @@ class Hybrid(IndexedStrategy):
             "members": {m.name: m.state() for m in self.members},
         }
 
+
+def _check_member_suits(role: str, name: str, space: SearchSpace) -> None:
+    """Refuse, naming the portfolio's option, a member that cannot search ``space``: the member's
+    own refusal said "strategy 'agents' cannot search this space ... pick another strategy" to a
+    person who had picked ``hybrid``, and another strategy was not the way out."""
+    reason = strategy_class(name).unsuited(space)
+    if reason is None:
+        return
+    choices = next(option.choices for option in Hybrid.OPTIONS if option.name == role) or ()
+    others = [c for c in choices if c != name and strategy_class(c).unsuited(space) is None]
+    instead = f"set its {role} option to {' or '.join(others)}" if others else "pick another strategy"
+    raise WorkbenchError(f"strategy 'hybrid': its {role} member {name!r} cannot search this space ({reason}); "
+                         f"{instead}, or narrow the domains")
