@@ -131,6 +131,11 @@ def test_resume_with_one_option_keeps_the_others_the_session_set(cli, tmp_path: 
     options = load_session(out).strategy["options"]
     assert options["population"] == 3 and options["elite"] == 1 and options["mutation"] == 0.3
     assert options["tournament"] <= 3
+    # where the default clashes too, the run is refused in one line, with no warning before it
+    # that promised the default ("tournament takes the default", then "tournament is at its default")
+    refused = cli("tune", TRIVIAL, "--resume", out, "--option", "population=2", "--budget", "1", "--quiet")
+    assert refused.returncode == 2 and refused.stderr.strip().splitlines() == [
+        "error: strategy 'genetic': tournament=3 cannot exceed population=2; tournament is at its default: give it too"]
 
 
 def test_stored_options_this_version_cannot_take_fall_back_to_defaults_with_a_warning(cli, tmp_path: Path) -> None:

@@ -897,14 +897,20 @@ def usable_stored_options(strategy_name: str, stored: Mapping[str, Any],
         if not dropped and given:  # the given ones clash among themselves: the run's check says so
             break
         dropped = dropped or sorted(usable)
+        was = ", ".join(f"{name}={usable[name]!r}" for name in dropped)
+        usable = {name: value for name, value in usable.items() if name not in dropped}
+        again = cls.options_conflict({**{option.name: option.default for option in cls.OPTIONS}, **usable, **given})
+        if again is not None and set(again.options) & set(dropped):
+            # its default clashes too: the run's own check refuses it ("... is at its default: give
+            # it too"), and a note promising the default would be contradicted a line later
+            continue
         takes = f"{', '.join(dropped)} take{'s' if len(dropped) == 1 else ''} the default"
         if given:
-            notes.append(f"this session's {', '.join(f'{n}={usable[n]!r}' for n in dropped)} of strategy "
+            notes.append(f"this session's {was} of strategy "
                          f"{strategy_name!r} does not go with the options given ({conflict.message}); {takes}")
         else:
             notes.append(f"this session's options of strategy {strategy_name!r} do not go together "
                          f"({conflict.message}); {takes}")
-        usable = {name: value for name, value in usable.items() if name not in dropped}
     return usable, notes
 
 
