@@ -328,19 +328,20 @@ def test_an_export_of_a_session_another_run_still_writes_says_so(window, cli, tm
 
 
 def test_the_window_defines_every_helper_its_parts_declare():
-    """The window's parts (its exports, its files) declare the window's helpers for the type
+    """The window's parts (its exports, files and runs) declare the window's helpers for the type
     checker, each raising: one the window renamed or dropped would raise at the menu's click."""
     import inspect
 
     from workbench.gui.main_window import MainWindow
     from workbench.gui.window_exports import WindowExports
     from workbench.gui.window_files import WindowFiles
+    from workbench.gui.window_runs import WindowRuns
 
     def raising(member: object) -> bool:
         function = member.fget if isinstance(member, property) else member
         return inspect.isfunction(function) and "NotImplementedError" in inspect.getsource(function)
 
-    for part in (WindowExports, WindowFiles):
+    for part in (WindowExports, WindowFiles, WindowRuns):
         declared = [name for name, member in vars(part).items() if raising(member)]
         assert declared, part
         left = [name for name in declared if raising(inspect.getattr_static(MainWindow, name))]

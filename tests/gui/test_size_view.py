@@ -520,7 +520,7 @@ def test_cells_no_measurement_can_fill_are_not_counted_as_missing(window, tmp_pa
 
 def test_start_on_a_reopened_sweep_says_the_charts_show_one_size() -> None:
     """It said "the charts show them all" of a sweep, whose charts show the trials of one size."""
-    from workbench.gui.main_window import _continued_note
+    from workbench.gui.window_runs import _continued_note
 
     assert _continued_note(45, "agents", "agents", 3) == (
         "continuing this session: 45 trials so far; the charts show every run's trials at the size shown (of 3); "

@@ -72,6 +72,15 @@ class WindowFiles(WindowExports):
         raise NotImplementedError
 
     # --- files ---------------------------------------------------------------------------------
+    @property
+    def opening(self) -> Path | None:
+        """The file Open, Open recent, Import or recovery is reading (off the GUI thread); None when none is."""
+        return self._file_reading.reading
+
+    def _opening_refusal(self) -> str:
+        """Why what would replace the shown session waits (see :attr:`opening`)."""
+        return f"{self.opening.name if self.opening is not None else 'a file'} is being opened; wait for it or cancel it"
+
     def new_session(self) -> None:
         if self._refused_during_run("New session") or not self._maybe_save():
             return
