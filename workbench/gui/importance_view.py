@@ -144,6 +144,10 @@ class ImportanceView(QWidget):
         self.bar_plot.addItem(self.bars)
         self.bar_labels: list[pg.TextItem] = []
         self.bar_plot.scene().sigMouseClicked.connect(self._on_bar_click)
+        # the figures' room is in pixels of the bar box, which a larger font narrows once the layout
+        # has caught up (a wider slot axis): fitted at the font change alone, the figures ran past
+        # the box whenever the layout came after it
+        self.bar_plot.getPlotItem().vb.sigResized.connect(lambda _box: self._fit_bar_range())
 
         # the points are log10 of the latency; the axis says the latencies themselves (0.2, 0.5, 1),
         # not "latency (ms, log10) (x0.001)" over ticks of -600 to 200
