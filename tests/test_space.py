@@ -860,6 +860,75 @@ def test_recorded_sampling_draws_what_a_list_of_the_remaining_points_would(seed:
         assert sampler.sample(ours, 3, taken) == expected
 
 
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 2**32 - 1), steps=st.lists(st.sets(st.integers(0, 39), max_size=40), min_size=1, max_size=6),
+       ways=st.lists(st.sampled_from(["discard", "isub", "difference_update", "clear"]), min_size=6, max_size=6))
+def test_one_growing_set_of_exclusions_draws_as_a_new_set_each_time(seed: int, steps, ways) -> None:
+    """A search keeps its exclusions in one TakenIds and the sampler takes in only what was added
+    since its last draw; every way the set may also shrink makes it compare the whole set again,
+    so the draws stay those of ``rng.choice`` over the points that remain."""
+    from workbench.core.domain.space_sampling import RecordedSampler, TakenIds
+
+    points = [Config({"i": i}) for i in range(40)]
+    sampler = RecordedSampler(points)
+    ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+    taken = TakenIds(["not-a-point"])
+    for excluded, way in zip(steps, ways):
+        wanted = {points[i].id for i in excluded} | {"not-a-point"}
+        gone = set(taken) - wanted
+        if gone and way == "discard":
+            for cid in gone:
+                taken.discard(cid)
+        elif gone and way == "isub":
+            taken -= gone
+        elif gone and way == "difference_update":
+            taken.difference_update(gone)
+        elif gone:
+            taken.clear()
+        taken |= wanted
+        assert taken == wanted
+        remaining = [p for p in points if p.id not in wanted]
+        want = min(3, len(remaining))
+        expected = [remaining[int(k)] for k in theirs.choice(len(remaining), size=want, replace=False)] if remaining else []
+        got = sampler.sample(ours, 3, taken)
+        assert got == expected
+        taken.update(c.id for c in got)  # (a search adds what it drew)
+
+
+def test_a_growing_set_of_exclusions_is_not_compared_whole_at_each_draw() -> None:
+    """With its exclusions in a plain set a draw compared the whole set with the last one: a random
+    search of an 18,000-config recording spent 17 CPU-s choosing (bench/space_sampling.py). Told
+    the same TakenIds again, the sampler reads only the ids added since."""
+    from workbench.core.domain.space_sampling import RecordedSampler, TakenIds
+
+    class Watched(TakenIds):
+        whole = 0
+
+        def __iter__(self):
+            Watched.whole += 1
+            return super().__iter__()
+
+        def __sub__(self, other):
+            Watched.whole += 1
+            return super().__sub__(other)
+
+    points = [Config({"i": i}) for i in range(2000)]
+    sampler = RecordedSampler(points)
+    rng = np.random.default_rng(0)
+    taken = Watched(p.id for p in points[:1500])
+    sampler.sample(rng, 1, taken)
+    Watched.whole = 0
+    for point in points[1500:1600]:
+        taken.add(point.id)
+        (drawn,) = sampler.sample(rng, 1, taken)
+        assert drawn.id not in taken
+    assert Watched.whole == 0
+    taken.discard(points[0].id)  # shrunk: compared whole once, and the point can be drawn again
+    sampler.sample(rng, 1, taken)
+    assert Watched.whole >= 1 and sampler.sample(rng, 400, taken)[-1] is not None
+    assert points[0].id not in sampler._excluded_ids
+
+
 def test_recorded_sampling_maps_only_the_ids_that_changed_since_the_last_call() -> None:
     """Every exclusion was mapped to its point on every call: a random search of an 18,000-config
     recording spent 131 s there (10 s for a grid). Now a call after one more measurement looks up
@@ -909,3 +978,19 @@ def test_a_space_mostly_taken_is_listed_once_for_all_the_draws_that_follow(monke
     rng = np.random.default_rng(0)
     drawn = [space.sample(rng, 1, taken) for _ in range(5)]
     assert listings == 1 and all(len(d) == 1 and d[0].id not in taken for d in drawn)
+
+
+def test_a_random_search_hands_the_space_one_growing_set_of_exclusions() -> None:
+    """RandomSearch drew with a new union of what it measured and proposed at each ask, which the
+    space then had to compare whole; it keeps one TakenIds, taking in what was measured since."""
+    from workbench.search.random import RandomSearch
+
+    space = SearchSpace.explicit([Slot("i", tuple(range(300)))], [{"i": i} for i in range(300)])
+    search = RandomSearch(space, seed=1)
+    first = search.ask(2)
+    kept = search._exclusions()
+    search.exclude([first[0].id, "measured-elsewhere"])
+    again = search.ask(3)
+    assert search._taken is kept and space._sampler is not None and space._sampler._last[0]() is kept
+    assert {c.id for c in first + again} | {"measured-elsewhere"} <= kept
+    assert not {c.id for c in again} & {c.id for c in first}

@@ -798,6 +798,7 @@ class ProductSpace(SearchSpace):
         self._setup(slots, restrictions, params)
         self._counter = Counter(self._slots, self._linked, self._params)
         self._enumerated: list[Config] | None = None  # see enumerated()
+        self._listing_sampler: RecordedSampler | None = None  # see listing_sampler()
 
     def _size_text(self) -> str:
         return f"cartesian {self.cartesian_size}"
@@ -902,6 +903,13 @@ class ProductSpace(SearchSpace):
             listed = self._enumerated = list(self.enumerate_unordered())
         return listed
 
+    def listing_sampler(self) -> RecordedSampler:
+        """Draws from :meth:`enumerated` as from a recording (made once and kept): what is left of
+        a space mostly taken, found by the ids taken since the last draw."""
+        if self._listing_sampler is None:
+            self._listing_sampler = RecordedSampler(self.enumerated())
+        return self._listing_sampler
+
     def in_order(self) -> list[Config]:
         """Every valid config in iteration order (``list(space)``), found from the counts' live
         branches: iteration checks the restrictions at every point of the product it cannot rule
@@ -914,7 +922,7 @@ class ProductSpace(SearchSpace):
     def _sample(self, rng: np.random.Generator, n: int, taken: set[str] | frozenset[str]) -> list[Config]:
         if self._false_constant is not None:
             return []
-        return sample_product(self, rng, n, set(taken))  # (which adds what it draws)
+        return sample_product(self, rng, n, taken)
 
     def _neighbours(self, origin: tuple[int, ...], adjacent_only: bool) -> list[Config]:
         out: list[Config] = []
