@@ -595,7 +595,8 @@ class ObjectivePanel(QWidget):
             if not values.size:
                 continue
             higher = known_direction(metric, self.model.weights.directions) == 1
-            parts.append(f"{metric} {'>=' if higher else '<='} {fmt(float(np.median(values)), 2)}")
+            middle = float(f"{np.median(values):.2g}")  # (two figures: an example, not a measurement)
+            parts.append(f"{metric} {'>=' if higher else '<='} {fmt(middle)}")
             if len(parts) == 2:
                 break
         return ", ".join(parts) or DEFAULT_EXTRA_EXAMPLE
