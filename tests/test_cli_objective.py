@@ -651,6 +651,20 @@ def test_a_run_continuing_a_file_whose_weight_has_no_direction_names_the_file(cl
     assert json.loads(out.read_text())["weights"]["threads_per_block"] == 1
 
 
+def test_a_front_metric_whose_direction_the_file_holds_continues_whatever_flags_are_given(cli, tmp_path):
+    """The check naming the file looked at the front's metrics without the file's directions
+    whenever the continuation carried weights of its own (any objective flag, every Start of the
+    window): a front of latency and a figure maximised by the file was refused."""
+    out = tmp_path / "front.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "3", "--executor",
+               "inline", "--strategy", "tpe", "--objectives", "latency_ms,threads_per_block", "--maximize",
+               "threads_per_block", "--quiet", "--out", out).returncode == 0
+    for flags in ((), ("--max-latency-ms", "100"), ("--maximize", "threads_per_block")):
+        done = cli("tune", "vector_add", "--backend", "sim", "--resume", "--budget", "1", "--executor", "inline",
+                   "--quiet", *flags, "--out", out)
+        assert done.returncode == 0, (flags, done.stderr)
+
+
 def test_a_stored_constraint_on_the_aborted_bound_is_refused_naming_the_file(cli, tmp_path):
     out = tmp_path / "s.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
