@@ -839,8 +839,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     warnings = check_metrics(named, available, session.weights.directions)
     warnings += idle_directions(session.weights.directions, named, available)
     if continued and output is not None:  # (objective flags over the file's were checked naming it)
-        stored = session.weights if request.weights is None else Weights(directions=session.weights.directions)
-        check_stored_directions(stored, objectives if request.objectives is None else (), str(output))
+        filed = session.weights if request.weights is None else Weights(directions=session.weights.directions)
+        check_stored_directions(filed, objectives if request.objectives is None else (), str(output))
     objective = Objective(session.constraints, session.weights, objectives)
     if cost_model is not None:  # which GPU the pruning model stands for, said where the person looks
         session.extra["cost_model"] = {"gpu_model": cost_model.spec.name, "exact": cost_model.exact,
