@@ -994,3 +994,33 @@ def test_a_random_search_hands_the_space_one_growing_set_of_exclusions() -> None
     assert search._taken is kept and space._sampler is not None and space._sampler._last[0]() is kept
     assert {c.id for c in first + again} | {"measured-elsewhere"} <= kept
     assert not {c.id for c in again} & {c.id for c in first}
+
+
+def test_taken_ids_behave_as_a_set_and_copies_keep_a_log_of_their_own() -> None:
+    """A TakenIds is a set to every caller: copies and pickles are sets of their own (set's own
+    copy shared the log, so an id added to a copy was taken in as excluded by a sampler that had
+    drawn with the original), an update logs each new id once, and what a set refuses it refuses."""
+    import copy
+    import pickle
+
+    from workbench.core.domain.space_sampling import RecordedSampler, TakenIds
+
+    original = TakenIds(["a"])
+    for twin in (copy.copy(original), copy.deepcopy(original), pickle.loads(pickle.dumps(original))):
+        twin.add("b")
+        assert original == {"a"} and original.log == ["a"] and twin == {"a", "b"} and twin.log == ["a", "b"]
+    grown = TakenIds()
+    grown.update(["x", "y", "x"], {"y", "z"}, ())
+    assert grown == {"x", "y", "z"} and sorted(grown.log) == ["x", "y", "z"]
+    flipped = TakenIds()
+    flipped.symmetric_difference_update(["x", "x"])
+    assert flipped == {"x"} == set().symmetric_difference(["x", "x"])
+    with pytest.raises(TypeError):
+        flipped |= ["y"]  # type: ignore[arg-type]
+    points = [Config({"i": i}) for i in range(5)]
+    sampler = RecordedSampler(points)
+    taken = TakenIds([points[0].id])
+    sampler.sample(np.random.default_rng(0), 1, taken)
+    copy.copy(taken).add(points[1].id)
+    drawn = sampler.sample(np.random.default_rng(0), 5, taken)
+    assert sorted(c["i"] for c in drawn) == [1, 2, 3, 4]

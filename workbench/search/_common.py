@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace
-from workbench.core.domain.space_sampling import RecordedSampler
+from workbench.core.domain.space_sampling import RecordedSampler, TakenIds
 from workbench.search.base import Strategy
 
 Index = tuple[int, ...]
@@ -104,8 +104,9 @@ class IndexedStrategy(Strategy):
         self.coder = Coder(space)
         self.proposed: set[str] = set()
         #: ``proposed | measured``, kept as both grow (they only ever grow): the union, made anew on
-        #: every ask, cost time in proportion to the trials, per proposal, late in a long run
-        self._taken: set[str] = set()
+        #: every ask, cost time in proportion to the trials, per proposal, late in a long run; a
+        #: TakenIds, so a space drawn with it again takes in only what was added since (see _excluding)
+        self._taken: set[str] = TakenIds()
         self.scores: dict[str, float] = {}
         self.best_id: str | None = None
         self.best_config: Config | None = None
@@ -144,7 +145,7 @@ class IndexedStrategy(Strategy):
         super()._restore_state(kept)
         self.proposed |= kept["proposed"]
         self.seen_index |= kept["seen_index"]
-        self._taken = self.proposed | self.measured
+        self._taken = TakenIds(self.proposed | self.measured)
 
     def exclude(self, ids: Iterable[str]) -> None:
         ids = set(ids)
@@ -190,7 +191,14 @@ class IndexedStrategy(Strategy):
         """Up to ``n`` fresh configs uniformly at random."""
         if n <= 0:
             return []
-        return self.space.sample(self.rng, n, exclude=self.taken() | set(batch))
+        return self.space.sample(self.rng, n, exclude=self._excluding(batch))
+
+    def _excluding(self, batch: Iterable[str]) -> set[str]:
+        """What a draw excludes: everything taken and ``batch`` (this call's proposals so far). The
+        kept set itself while the batch adds nothing to it, so the space takes in only the ids
+        added since its last draw; a union otherwise (the same ids either way)."""
+        extra = set(batch) - self._taken
+        return self._taken | extra if extra else self._taken
 
     def ask_from_queue(self, n: int, refill: Callable[[int, set[str]], list[Config]]) -> list[Config]:
         """Up to ``n`` fresh configs from the queue of planned ones, refilled when it runs dry.
@@ -348,7 +356,7 @@ class IndexedStrategy(Strategy):
             self._all = RecordedSampler(space.in_order() if isinstance(space, ProductSpace) else list(space))
         # the draws of rng.choice over the configs left, in listed order, as when they were listed
         # afresh for every call (a scan of the whole space, most of repair's time late in a run)
-        return self._all.sample(self.rng, n, self._taken | set(batch))
+        return self._all.sample(self.rng, n, self._excluding(batch))
 
     def state(self) -> dict[str, Any]:
         return {"told": self.n_told, "best_id": self.best_id}

@@ -39,6 +39,11 @@ class TakenIds(set[str]):
         self.shrunk = 0
         self.update(ids)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Copies and pickles get a log of their own (``set``'s own reduction shares the list, so
+        an id added to a copy was logged in the original too)."""
+        return _rebuilt_taken_ids, (list(self), list(self.log), self.shrunk)
+
     def add(self, cid: str) -> None:
         if cid not in self:
             super().add(cid)
@@ -46,12 +51,15 @@ class TakenIds(set[str]):
 
     def update(self, *others: Iterable[str]) -> None:
         for other in others:
-            for cid in other:
-                self.add(cid)
+            new = (other if isinstance(other, (set, frozenset)) else set(other)) - self  # (in C)
+            super().update(new)
+            self.log.extend(new)
 
     # (typeshed's set.__or__ widens its element type, which an in-place union cannot: mypy's check
     # of the pair does not apply to a set of one element type)
     def __ior__(self, other: AbstractSet[str]) -> Self:  # type: ignore[override,misc]
+        if not isinstance(other, AbstractSet):
+            return NotImplemented  # as a set's |= (a list is refused)
         self.update(other)
         return self
 
@@ -79,7 +87,7 @@ class TakenIds(set[str]):
 
     def symmetric_difference_update(self, other: Iterable[Any]) -> None:
         self.shrunk += 1
-        for cid in other:  # (what it adds goes through add: logged)
+        for cid in set(other):  # (what it adds goes through add: logged; an id given twice counts once)
             if cid in self:
                 set.discard(self, cid)
             else:
@@ -96,6 +104,14 @@ class TakenIds(set[str]):
     def __ixor__(self, other: AbstractSet[str]) -> Self:  # type: ignore[override,misc]
         self.symmetric_difference_update(other)
         return self
+
+
+def _rebuilt_taken_ids(ids: list[str], log: list[str], shrunk: int) -> TakenIds:
+    """A TakenIds as :meth:`TakenIds.__reduce__` describes it."""
+    taken = TakenIds()
+    set.update(taken, ids)
+    taken.log, taken.shrunk = log, shrunk
+    return taken
 
 
 class RecordedSampler:
