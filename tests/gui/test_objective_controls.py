@@ -657,3 +657,14 @@ def test_the_constraint_fields_example_is_in_the_sessions_own_figures(window, cl
     panel.extra_edit.setText(example)  # typed back as shown, it is taken
     panel._on_extra_edited()
     assert panel.extra_error.isHidden() and [b.label for b in window.model.constraints.extra] == bounds
+    # a benchmark timing latency alone: a latency bound, which the field takes as the limit
+    bench.write_text("SPACE = {'block': [32, 64, 128, 256]}\n"
+                     "def measure(config):\n"
+                     "    return {'latency_ms': 1.0 + config['block'] / 256}\n")
+    path = tmp_path / "latency_only.json"
+    assert cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path).returncode == 0
+    window.open_session(path)
+    assert panel.extra_edit.placeholderText() == "more: latency_ms <= 1.4"
+    panel.extra_edit.setText("latency_ms <= 1.4")
+    panel._on_extra_edited()
+    assert panel.extra_error.isHidden() and window.model.constraints.max_latency_ms == 1.4

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.measurement import Status
+from workbench.core.domain.measurement import LATENCY, Status
 from workbench.core.domain.metrics import check_metrics, known_direction
 from workbench.core.domain.objective import Bound, Weights, direction_problem, fold_named_limits
 from workbench.core.domain.search_objective import Objective
@@ -580,15 +580,24 @@ class ObjectivePanel(QWidget):
         """Two constraints in the session's own figures, at their medians over its successful
         trials, for the field's placeholder and the limits' tips: the fixed example named occupancy
         and registers, which a recording (and a benchmark of one's own) does not report, so typing
-        it back was refused. The fixed one while nothing has succeeded."""
+        it back was refused. Where no other figure varies (a benchmark timing latency alone), a
+        bound on the latency, which the field takes too (it becomes that limit); the fixed example
+        while nothing has succeeded."""
         reported = self.reported_metrics()
         if reported is None:
             return DEFAULT_EXTRA_EXAMPLE
-        ok = self.model.status_codes() == STATUS_CODES[Status.OK]
-        parts = []
         sliders = {control.metric for control in self.limits.values()}  # (they have their own boxes)
-        for metric in self.weighable_metrics():
-            if metric in sliders or metric not in reported or self.constant_value(metric) is not None:
+        figures = [m for m in self.weighable_metrics() if m not in sliders and m in reported]
+        parts = self._example_bounds(figures, 2) or self._example_bounds([LATENCY], 1)
+        return ", ".join(parts) or DEFAULT_EXTRA_EXAMPLE
+
+    def _example_bounds(self, metrics: list[str], most: int) -> list[str]:
+        """Up to ``most`` bounds ``metric <= median`` (``>=`` for a figure higher is better), of
+        those of ``metrics`` whose successful trials differ."""
+        ok = self.model.status_codes() == STATUS_CODES[Status.OK]
+        parts: list[str] = []
+        for metric in metrics:
+            if self.constant_value(metric) is not None:
                 continue
             values = self.model.metric(metric)[ok]
             values = values[np.isfinite(values)]
@@ -597,9 +606,9 @@ class ObjectivePanel(QWidget):
             higher = known_direction(metric, self.model.weights.directions) == 1
             middle = float(f"{np.median(values):.2g}")  # (two figures: an example, not a measurement)
             parts.append(f"{metric} {'>=' if higher else '<='} {fmt(middle)}")
-            if len(parts) == 2:
+            if len(parts) == most:
                 break
-        return ", ".join(parts) or DEFAULT_EXTRA_EXAMPLE
+        return parts
 
     def _update_ranges(self) -> None:
         example = self.extra_example()
