@@ -422,7 +422,8 @@ def _remeasure_aborted(args: argparse.Namespace) -> int:
         print(f"{base.kernel}: {message}")
         if objective_flags_given(args):  # the docs' "they become the session's" holds for a re-measurement only
             print(f"note: {printable(str(args.out))} is unchanged: the objective flags become the session's "
-                  "with what they re-measure (show FILE with the same flags views its trials under them)")
+                  "with what they re-measure (show FILE with the same flags views its trials under them)",
+                  file=sys.stderr)
         return 0
     run.subscribe(_ProgressLine(args.quiet))
     finished = run.run()
