@@ -117,6 +117,23 @@ class TestSharedActors:
         os.remove(_marker(1))
 
 
+def test_more_actors_than_the_cluster_has_cpus_queue_their_candidates_on_those_that_came_up():
+    """Three actors on two CPUs: the third cannot come up while the others hold the CPUs for good.
+    A candidate was handed to it all the same, waited there until its deadline (minutes with the
+    default limits) and ended the run as an actor that could not start; the docs promise a queue."""
+    configs = [Config({"mode": "ok", "ms": 0, "tag": 20 + i}) for i in range(6)]
+    limits = EvalLimits(compile_timeout_s=5.0, run_timeout_s=1.0)
+    with RayPool(HOST_FAULTS, 3, limits, start_timeout_s=20.0, actor_slack_s=1.0) as pool:
+        for config in configs:
+            pool.submit(config)
+        results = _drain(pool)
+        assert pool.error is None
+    assert set(results) == {c.id for c in configs}
+    assert all(measurement.status is Status.OK for _, measurement, _, _ in results.values()), [
+        measurement.message for _, measurement, _, _ in results.values()]
+    assert len({worker for *_, worker in results.values()}) <= 2
+
+
 def test_an_unstartable_backend_ends_with_the_startup_error():
     spec = BackendSpec("python", {"path": str(FIXTURES / "no_such_bench.py")})
     with RayPool(spec, 1, EvalLimits()) as broken:

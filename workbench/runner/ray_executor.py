@@ -65,17 +65,48 @@ def _source_root() -> str:
 
 def check_reachable(address: str, timeout_s: float = 5.0) -> None:
     """Fail fast, in one line, when nothing listens at a ``host:port`` or ``ray://host:port``
-    address (``ray.init`` itself retries for minutes). Other forms (``auto``) are left to Ray."""
+    address, or what listens does not answer as Ray's gRPC servers do (``ray.init`` itself retries
+    for minutes). Other forms (``auto``) are left to Ray."""
     text = address[len("ray://"):] if address.startswith("ray://") else address
     host, sep, port = text.rpartition(":")
     if not sep or not port.isdigit() or not host:
         if address != "auto":
             raise WorkbenchError(template=f"{{ray_address}} {quoted(repr(address))}: expected HOST:PORT, ray://HOST:PORT or auto")
         return
+    started = time.monotonic()
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s).close()
+        connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s)
     except OSError as exc:
         raise WorkbenchError(f"cannot reach the Ray cluster at {address}: {exc.strerror or exc}") from None
+    with connection:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("", "0", "false"):  # (TLS: the port alone is checked)
+            connection.settimeout(max(0.1, timeout_s - (time.monotonic() - started)))
+            if not _answers_grpc(connection):
+                raise WorkbenchError(f"cannot connect to the Ray cluster at {address}: something listens there but "
+                                     f"does not answer as a Ray cluster does (no gRPC reply within {timeout_s:g} s); "
+                                     "give the address `ray start --head` printed")
+
+
+#: What an HTTP/2 client sends first: the connection preface and an empty SETTINGS frame.
+_HTTP2_HELLO = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _answers_grpc(connection: socket.socket) -> bool:
+    """Whether the server on ``connection`` speaks HTTP/2, as every Ray endpoint does (the GCS and
+    the Ray Client server are gRPC servers): its first frame is a SETTINGS frame (type 4). A port of
+    another service (or a wrong one that accepts and stays silent) passed the connection check, and
+    ``ray.init`` then retried for minutes, printing Ray's own lines."""
+    try:
+        connection.sendall(_HTTP2_HELLO)
+        head = b""
+        while len(head) < 9:
+            chunk = connection.recv(9 - len(head))
+            if not chunk:
+                return False
+            head += chunk
+    except OSError:  # a timeout, or the connection reset
+        return False
+    return head[3] == 4
 
 
 def _init_keeping_stop_signals(ray: Any, **options: Any) -> None:
@@ -245,6 +276,7 @@ class _Slot:
     name: str
     created: float
     ready_ref: Any = None  # the actor's first call (describe); resolved once the actor is up
+    up: bool = False  # its first call answered: the actor holds its CPU/GPU and takes candidates
     answered: bool = False  # the actor has returned at least one candidate
     failed: bool = False  # its worker cannot start: no more candidates go here
     job: _Job | None = None
@@ -309,6 +341,7 @@ class RayPool(ResultQueue):
         self._closed = False
         self.started_workers = 0
         self.retried = 0  # candidates re-run because their actor was lost
+        self._unstarted_deaths = 0  # actors that died before they came up (see _actor_started)
         for index in range(workers):
             self._slots.append(self._new_slot(index))
 
@@ -390,11 +423,30 @@ class RayPool(ResultQueue):
 
     def _actor_started(self, slot: _Slot) -> bool:
         """Whether the actor came up (its first call answered), even if it has died since."""
-        try:
-            slot.name = self._ray.get(slot.ready_ref, timeout=0)["name"]
+        if slot.up:
             return True
-        except Exception:  # noqa: BLE001 - not ready, or the actor never started
+        ray = self._ray
+        try:
+            slot.name = ray.get(slot.ready_ref, timeout=0)["name"]
+        except ray.exceptions.RayActorError as exc:  # it died before it came up: another takes its place
+            self._unstarted_deaths += 1
+            if not self._closed and self._error is None:
+                if self._unstarted_deaths >= 2 * len(self._slots) and not any(s.up for s in self._slots):
+                    self._fail_waiting(f"Ray actors cannot start: {_one_line(exc)}", Status.CRASHED)
+                else:
+                    self._replace(slot)
             return False
+        except Exception:  # noqa: BLE001 - not up yet
+            return False
+        slot.up = True
+        return True
+
+    def _fail_waiting(self, reason: str, status: Status) -> None:
+        """No actor can take the candidates waiting: the run's error, and each of them recorded."""
+        self._error = WorkerStartupError(reason)
+        while self._pending:
+            job = self._pending.popleft()
+            self._finish(job, Measurement.failure(status, reason), {}, "ray")
 
     def _kill(self, actor: Any) -> None:
         try:
@@ -472,6 +524,11 @@ class RayPool(ResultQueue):
 
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
+        if self._pending and self._error is None and self._slots and not any(s.up for s in self._slots) \
+                and now - min(s.created for s in self._slots) > self.start_timeout_s:
+            # no actor came up to take the candidates waiting (none is handed to an actor before)
+            self._fail_waiting(f"no Ray actor started within {self.start_timeout_s:g} s (no node with a free GPU/CPU "
+                               "for one, or a broken runtime environment)", Status.TIMEOUT)
         for slot in list(self._slots):
             job = slot.job
             if job is None or now < job.deadline:
@@ -489,14 +546,16 @@ class RayPool(ResultQueue):
             self._finish(job, Measurement.failure(Status.TIMEOUT, reason), {"total_s": waited}, slot.name)
 
     def _dispatch(self) -> None:
+        """Hand waiting candidates to free actors that have come up. An actor not up yet may wait
+        for a CPU or GPU the others hold for good (more workers than the cluster has): a candidate
+        handed to it waited there until its deadline, minutes, and ended the run as an actor
+        that could not start, where the docs promise a queue."""
         for slot in self._slots:
             if not self._pending:
                 return
-            if slot.job is not None or slot.failed:
+            if slot.job is not None or slot.failed or not self._actor_started(slot):
                 continue
             job = self._pending.popleft()
-            if "@" not in slot.name:  # learn where the actor runs, for on_start's worker name
-                self._actor_started(slot)
             now = time.monotonic()
             budget = (self.limits.compile_timeout_s + self.limits.run_timeout_s + self.limits.verify_timeout_s
                       + self.actor_slack_s)
