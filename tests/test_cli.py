@@ -60,6 +60,9 @@ def test_tune_sim_then_show_reports_a_simulated_best(tmp_path: Path) -> None:
     lats = [t["latency_ms"] for t in summary["trial_list"] if t["status"] == "ok"]
     assert summary["best"]["latency_ms"] == pytest.approx(min(lats))
     assert [t["index"] for t in summary["trial_list"]] == list(range(12))
+    # where each was measured, as docs/scaling.md says show --trials --json tells (it left it out)
+    assert all(t["worker"].startswith("inline-") for t in summary["trial_list"]), summary["trial_list"][0]
+    assert all(isinstance(t["details"], dict) for t in summary["trial_list"])
     # the reason compares with the template's default config (measured first), as the window's does
     assert "than the default" in summary["best"]["why"] or "this is the default config" in summary["best"]["why"]
     # a constraint given to show re-ranks the stored trials without touching the file

@@ -168,6 +168,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
                 "latency_bound_ms": _finite(t.metric("latency_bound_ms")),
                 "message": t.measurement.message,
                 "resources_pending": _pending(t),
+                "worker": t.worker,
+                "details": dict(t.measurement.details),
                 **({"problem": dict(t.problem)} if t.problem is not None else {}),
             }
             for t in trials
