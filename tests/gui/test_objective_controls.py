@@ -634,20 +634,26 @@ def test_a_figure_every_trial_shares_offers_no_limit_and_no_weight_until_trials_
     assert panel.constant_value("memory_mb") is None and limit.enabled.isEnabled()
 
 
+def _tuned_benchmark(cli, folder, name: str, body: str):
+    """A python benchmark over ``block`` in 32..256 whose ``measure(config)`` is ``body`` (``b`` is
+    the block), tuned over all four configs: the session file."""
+    bench = folder / f"{name}.py"
+    bench.write_text("SPACE = {'block': [32, 64, 128, 256]}\n"
+                     "def measure(config):\n"
+                     "    b = config['block']\n"
+                     f"    {body}\n")
+    path = folder / f"{name}.json"
+    assert cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path).returncode == 0
+    return path
+
+
 def test_the_constraint_fields_example_is_in_the_sessions_own_figures(window, cli, tmp_path):
     """The field's example named occupancy and registers whatever the session measured: on a
     recording or a benchmark of one's own, typing it back was refused (no trial reports them)."""
     panel = window.objective_panel
     assert panel.extra_edit.placeholderText() == "more: occupancy >= 0.5, registers <= 64"  # nothing measured yet
-    bench = tmp_path / "own_figures.py"
-    bench.write_text("SPACE = {'block': [32, 64, 128, 256]}\n"
-                     "def measure(config):\n"
-                     "    b = config['block']\n"
-                     "    return {'latency_ms': 1.0 + b / 256, 'memory_mb': 201.3, 'throughput_gbs': 100.0 * b,\n"
-                     "            'spill_bytes': 256 - b}\n")
-    path = tmp_path / "own_figures.json"
-    assert cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path).returncode == 0
-    window.open_session(path)
+    window.open_session(_tuned_benchmark(cli, tmp_path, "own_figures", "return {'latency_ms': 1.0 + b / 256, "
+                                         "'memory_mb': 201.3, 'throughput_gbs': 100.0 * b, 'spill_bytes': 256 - b}"))
     example = panel.extra_edit.placeholderText().removeprefix("more: ")
     bounds = example.split(", ")
     assert sorted(b.split()[0] for b in bounds) == ["spill_bytes", "throughput_gbs"], example
@@ -658,12 +664,7 @@ def test_the_constraint_fields_example_is_in_the_sessions_own_figures(window, cl
     panel._on_extra_edited()
     assert panel.extra_error.isHidden() and [b.label for b in window.model.constraints.extra] == bounds
     # a benchmark timing latency alone: a latency bound, which the field takes as the limit
-    bench.write_text("SPACE = {'block': [32, 64, 128, 256]}\n"
-                     "def measure(config):\n"
-                     "    return {'latency_ms': 1.0 + config['block'] / 256}\n")
-    path = tmp_path / "latency_only.json"
-    assert cli("tune", bench, "--backend", "python", "--budget", "4", "--quiet", "--out", path).returncode == 0
-    window.open_session(path)
+    window.open_session(_tuned_benchmark(cli, tmp_path, "latency_only", "return {'latency_ms': 1.0 + b / 256}"))
     assert panel.extra_edit.placeholderText() == "more: latency_ms <= 1.4"
     panel.extra_edit.setText("latency_ms <= 1.4")
     panel._on_extra_edited()
