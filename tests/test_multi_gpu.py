@@ -137,10 +137,7 @@ def test_an_unreachable_ray_address_fails_fast_in_one_line():
     with pytest.raises(WorkbenchError, match="expected HOST:PORT"):
         check_reachable("head-node")
     check_reachable("auto")  # left to Ray
-    with socket.socket() as server:
-        server.bind(("127.0.0.1", 0))
-        server.listen()
-        check_reachable(f"127.0.0.1:{server.getsockname()[1]}")
+    # (a port that listens but does not answer as Ray does is refused too: tests/test_ray_rules.py)
 
 
 # --- pinned workers name their device (real processes) ----------------------------------------

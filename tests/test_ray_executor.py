@@ -128,10 +128,27 @@ def test_more_actors_than_the_cluster_has_cpus_queue_their_candidates_on_those_t
             pool.submit(config)
         results = _drain(pool)
         assert pool.error is None
+        # the engine is offered only actors that came up: a candidate queued for the third overran
+        # a Stop or a time limit
+        assert sum(slot.up for slot in pool._slots) == 2 and pool.idle_count == 2
+        # long after the third was made, a lost actor's candidate is retried on its replacement:
+        # "no actor came up within the allowance" is timed from the newest actor, not the oldest
+        for slot in pool._slots:
+            slot.created -= 100
+        if os.path.exists(_marker(30)):
+            os.remove(_marker(30))
+        lost = [Config({"mode": "kill_host_once", "ms": 0, "tag": 30}), Config({"mode": "ok", "ms": 0, "tag": 31})]
+        for config in lost:
+            pool.submit(config)
+        again = _drain(pool)
+        assert pool.error is None, pool.error
+        os.remove(_marker(30))
     assert set(results) == {c.id for c in configs}
     assert all(measurement.status is Status.OK for _, measurement, _, _ in results.values()), [
         measurement.message for _, measurement, _, _ in results.values()]
     assert len({worker for *_, worker in results.values()}) <= 2
+    assert [again[c.id][1].status for c in lost] == [Status.OK, Status.OK]
+    assert "was lost" in again[lost[0].id][1].details["retried_after"]
 
 
 def test_an_unstartable_backend_ends_with_the_startup_error():

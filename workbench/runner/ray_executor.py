@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
 import signal
 import socket
 import threading
@@ -277,9 +278,19 @@ class _Slot:
     created: float
     ready_ref: Any = None  # the actor's first call (describe); resolved once the actor is up
     up: bool = False  # its first call answered: the actor holds its CPU/GPU and takes candidates
+    deaths: int = 0  # actors of this slot that died before they came up, in a row
     answered: bool = False  # the actor has returned at least one candidate
     failed: bool = False  # its worker cannot start: no more candidates go here
     job: _Job | None = None
+
+
+#: Actors of one slot that may die in a row before one comes up; then the slot takes no candidates.
+MAX_DEATHS_BEFORE_UP = 2
+
+
+def _without_colours(text: str) -> str:
+    """Ray's error texts without the terminal colour codes they carry (``\\x1b[36m``)."""
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)
 
 
 def _one_line(exc: BaseException) -> str:
@@ -341,7 +352,7 @@ class RayPool(ResultQueue):
         self._closed = False
         self.started_workers = 0
         self.retried = 0  # candidates re-run because their actor was lost
-        self._unstarted_deaths = 0  # actors that died before they came up (see _actor_started)
+        self._last_death: tuple[str, str] | None = None  # why the last actor died before it came up, and its log
         for index in range(workers):
             self._slots.append(self._new_slot(index))
 
@@ -363,7 +374,10 @@ class RayPool(ResultQueue):
 
     @property
     def idle_count(self) -> int:
-        free = sum(1 for s in self._slots if s.job is None and not s.failed)
+        """Free actors that have come up, less the candidates waiting: an actor not up may wait
+        for good for a CPU or GPU the others hold, and what the engine queued for it overran a
+        Stop or a time limit by a candidate per actor."""
+        free = sum(1 for s in self._slots if s.job is None and not s.failed and s.up)
         return max(0, free - len(self._pending))
 
     @property
@@ -422,31 +436,51 @@ class RayPool(ResultQueue):
         return _Slot(index, actor, f"ray-{index}", time.monotonic(), ready_ref=actor.describe.remote())
 
     def _actor_started(self, slot: _Slot) -> bool:
-        """Whether the actor came up (its first call answered), even if it has died since."""
+        """Whether the actor came up (its first call answered), even if it has died since. One that
+        died before it came up is replaced, once: a slot whose actors die twice in a row before
+        coming up (a node's broken environment) takes no more candidates."""
         if slot.up:
             return True
         ray = self._ray
         try:
             slot.name = ray.get(slot.ready_ref, timeout=0)["name"]
-        except ray.exceptions.RayActorError as exc:  # it died before it came up: another takes its place
-            self._unstarted_deaths += 1
-            if not self._closed and self._error is None:
-                if self._unstarted_deaths >= 2 * len(self._slots) and not any(s.up for s in self._slots):
-                    self._fail_waiting(f"Ray actors cannot start: {_one_line(exc)}", Status.CRASHED)
+        except ray.exceptions.RayActorError as exc:
+            text = _without_colours(str(exc))
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            cause = lines[-1] if len(lines) > 1 else ""  # (the creation task's own error ends the text)
+            self._last_death = (f"{type(exc).__name__}: {lines[0] if lines else ''}"
+                                + (f" ... {cause}" if cause and cause != lines[0] else ""), text)
+            if not self._closed:
+                if slot.deaths + 1 >= MAX_DEATHS_BEFORE_UP:
+                    slot.failed = True
                 else:
-                    self._replace(slot)
+                    self._replace(slot, deaths=slot.deaths + 1)
             return False
         except Exception:  # noqa: BLE001 - not up yet
             return False
         slot.up = True
         return True
 
-    def _fail_waiting(self, reason: str, status: Status) -> None:
-        """No actor can take the candidates waiting: the run's error, and each of them recorded."""
-        self._error = WorkerStartupError(reason)
+    def _check_startup(self) -> None:
+        """The pool's error once no actor can take candidates: every slot's actors died before
+        coming up, or none came up within the start allowance since the newest was made (timed
+        from the newest: an actor just made to replace a lost one has had no time yet)."""
+        if self._error is not None or self._closed or any(s.up and not s.failed for s in self._slots):
+            return
+        live = [s for s in self._slots if not s.failed]
+        if not live:
+            reason, log = self._last_death or ("every actor failed", "")
+            self._fail_waiting(f"Ray actors cannot start: {reason}", Status.CRASHED, log)
+        elif time.monotonic() - max(s.created for s in live) > self.start_timeout_s:
+            self._fail_waiting(f"no Ray actor started within {self.start_timeout_s:g} s (no node with a free "
+                               "GPU/CPU for one, or a broken runtime environment)", Status.TIMEOUT)
+
+    def _fail_waiting(self, reason: str, status: Status, log: str = "") -> None:
+        """No actor can take candidates: the run's error, and each candidate waiting recorded."""
+        self._error = WorkerStartupError(reason, log=log)
         while self._pending:
             job = self._pending.popleft()
-            self._finish(job, Measurement.failure(status, reason), {}, "ray")
+            self._finish(job, Measurement.failure(status, reason, log=log), {}, "ray")
 
     def _kill(self, actor: Any) -> None:
         try:
@@ -454,10 +488,12 @@ class RayPool(ResultQueue):
         except Exception:  # noqa: BLE001 - already gone
             pass
 
-    def _replace(self, slot: _Slot) -> None:
+    def _replace(self, slot: _Slot, deaths: int = 0) -> None:
         self._kill(slot.actor)
         if not self._closed:
-            self._slots[self._slots.index(slot)] = self._new_slot(slot.index)
+            fresh = self._new_slot(slot.index)
+            fresh.deaths = deaths
+            self._slots[self._slots.index(slot)] = fresh
 
     def _step(self, wait_s: float | None) -> None:
         """Wait for a reply or a deadline, then handle replies, lost actors and overdue actors."""
@@ -477,6 +513,10 @@ class RayPool(ResultQueue):
                 self._on_reply(jobs[ref], ref)
         elif wait:
             time.sleep(min(wait, 0.05))
+        for slot in list(self._slots):  # actors coming up (or dying before they do) take effect now
+            if not slot.up and not slot.failed:
+                self._actor_started(slot)
+        self._check_startup()
         self._enforce_deadlines()
         self._dispatch()
 
@@ -506,8 +546,8 @@ class RayPool(ResultQueue):
         self._finish(job, measurement, timings, name)
 
     def _on_lost(self, slot: _Slot, job: _Job, reason: str) -> None:
-        """An actor died under a candidate: retry it once elsewhere, else record it as crashed."""
-        never_started = not self._actor_started(slot)
+        """An actor died under a candidate: retry it once elsewhere, else record it as crashed.
+        (Candidates go only to actors that came up: one that never could is :meth:`_check_startup`'s.)"""
         self._replace(slot)
         if job.attempt == 0:
             self.retried += 1
@@ -516,32 +556,19 @@ class RayPool(ResultQueue):
             log = f"{job.lost_reason}\nretried once; {reason}"
             self._finish(job, Measurement.failure(Status.CRASHED, f"{reason}; already retried once", log=log),
                          {"total_s": time.monotonic() - job.dispatched}, slot.name)
-            if never_started and self._error is None:  # two fresh actors died: they cannot start
-                self._error = WorkerStartupError(f"Ray actors cannot start: {reason}", log=log)
 
     def _finish(self, job: _Job, measurement: Measurement, timings: dict[str, float], name: str) -> None:
         self._done.append(Result(job.config, measurement, dict(timings), name))
 
     def _enforce_deadlines(self) -> None:
         now = time.monotonic()
-        if self._pending and self._error is None and self._slots and not any(s.up for s in self._slots) \
-                and now - min(s.created for s in self._slots) > self.start_timeout_s:
-            # no actor came up to take the candidates waiting (none is handed to an actor before)
-            self._fail_waiting(f"no Ray actor started within {self.start_timeout_s:g} s (no node with a free GPU/CPU "
-                               "for one, or a broken runtime environment)", Status.TIMEOUT)
         for slot in list(self._slots):
             job = slot.job
             if job is None or now < job.deadline:
                 continue
             slot.job = None
             waited = now - job.dispatched
-            if not self._actor_started(slot):
-                reason = (f"Ray actor {slot.name} did not start within {waited:.0f} s "
-                          "(no node with a free GPU/CPU for it, or a broken runtime environment)")
-                if self._error is None:
-                    self._error = WorkerStartupError(reason)
-            else:
-                reason = f"Ray actor {slot.name} did not answer for {waited:.0f} s: killed and replaced"
+            reason = f"Ray actor {slot.name} did not answer for {waited:.0f} s: killed and replaced"
             self._replace(slot)
             self._finish(job, Measurement.failure(Status.TIMEOUT, reason), {"total_s": waited}, slot.name)
 

@@ -1,5 +1,6 @@
-"""A Ray address is checked before ``ray.init``, which retries for minutes: nothing listening,
-and something listening that is not a Ray cluster, are each one line within seconds."""
+"""Rules of the Ray executor that need no Ray instance: a Ray address is checked before
+``ray.init``, which retries for minutes (nothing listening, and something listening that is not a
+Ray cluster, are each one line within seconds), and when a pool counts as unable to start."""
 
 from __future__ import annotations
 
@@ -71,3 +72,40 @@ def test_nothing_listening_is_said_as_before():
     probe.close()
     with pytest.raises(WorkbenchError, match=f"^cannot reach the Ray cluster at 127.0.0.1:{port}: "):
         check_reachable(f"127.0.0.1:{port}", timeout_s=1.0)
+
+
+def _pool_of(*slots):
+    """A RayPool's bookkeeping over ``slots``, without Ray (only :meth:`RayPool._check_startup` runs)."""
+    from collections import deque
+
+    from workbench.runner.ray_executor import RayPool
+
+    pool = RayPool.__new__(RayPool)
+    pool._slots, pool._pending, pool._done = list(slots), deque(), []
+    pool._error, pool._closed, pool._last_death, pool.start_timeout_s = None, False, None, 10.0
+    return pool
+
+
+def test_no_actor_up_is_an_error_only_after_the_allowance_since_the_newest_actor():
+    """With more workers than CPUs, a slot never placed is the oldest; once the actors that had come
+    up were all lost, their replacements, made a moment ago, counted as out of time (the allowance
+    was timed from the oldest slot) and the lost candidate's retry ended the run."""
+    from workbench.runner.ray_executor import _Slot
+
+    now = time.monotonic()
+    never_placed, replacement = _Slot(0, None, "ray-0", now - 100), _Slot(1, None, "ray-1", now - 1)
+    pool = _pool_of(never_placed, replacement)
+    pool._check_startup()
+    assert pool._error is None
+    replacement.created = now - 11
+    pool._check_startup()
+    assert str(pool._error).startswith("no Ray actor started within 10 s")
+    # an actor up anywhere: no error; every slot's actors dead before coming up: the error, with why
+    up = _Slot(2, None, "ray-2", now - 100, up=True)
+    pool = _pool_of(_Slot(0, None, "ray-0", now - 100), up)
+    pool._check_startup()
+    assert pool._error is None
+    pool = _pool_of(_Slot(0, None, "ray-0", now, failed=True), _Slot(1, None, "ray-1", now, failed=True))
+    pool._last_death = ("ActorDiedError: ... RuntimeError: no such module", "the log")
+    pool._check_startup()
+    assert str(pool._error) == "Ray actors cannot start: ActorDiedError: ... RuntimeError: no such module"
