@@ -31,7 +31,9 @@ from workbench.core.io.export import (
     export_sessions,
     export_text,
     is_export_file,
+    launch_geometry,
     plan_export,
+    problem_defines,
     slot_defines,
     target_macro,
 )
@@ -427,6 +429,16 @@ def test_multi_device_header_guards_each_device_and_falls_back_to_the_portable_c
         assert ours.cubin == rendered.cubin or ours.registers == rendered.registers
     doc = json.loads(export_text(plan, "json"))
     assert doc["device"] == "portable" and len(doc["devices"]) == 2
+    # each device's config comes with its own launch and macros (a build that paired a device's
+    # macros with the portable config's launch ran blocks of another size), and so does the header
+    for entry, choice in zip(doc["devices"], plan.choices):
+        assert entry["launch"] == launch_geometry(plan, choice.trial.config)
+        assert entry["macros"] == slot_defines(plan, choice.trial.config) + problem_defines(plan)
+    launches = [line for line in header.splitlines() if line.startswith("// launch: vector_add<<<")]
+    geometry = [launch_geometry(plan, c.trial.config) for c in [*plan.choices, plan.portable]]
+    assert launches == [f"// launch: vector_add<<<dim3({g['grid'][0]}, {g['grid'][1]}, {g['grid'][2]}), "
+                        f"dim3({g['block'][0]}, {g['block'][1]}, {g['block'][2]}), {g['dynamic_smem_bytes']}>>>(...)"
+                        for g in geometry]
     # the portable pick's figures say whose they are (they are one device's measurement)
     source = next(d for d in doc["devices"] if d["device"] == doc["metrics_device"])
     assert source["session"] == plan.portable.session  # the device whose session holds the trial
@@ -1210,3 +1222,28 @@ def test_the_figures_in_an_exports_comments_read_as_the_window_writes_them(sessi
                                           "registers": 40.0})
     text = _metrics_text(Trial(0, Config({"block_size": 128}), measurement))
     assert text.startswith("latency_ms=0.05123, gflops=18420, registers=40, smem_bytes=20480"), text
+
+
+def test_a_launch_over_48_kb_of_shared_memory_says_the_call_a_build_must_make(cli, tmp_path: Path) -> None:
+    """The workbench opts in to more than 48 KB of dynamic shared memory when it measures a config
+    (cudaFuncSetAttribute); the cuda and json exports gave the launch alone, which CUDA refuses."""
+    import shutil
+
+    example = ROOT / "docs" / "examples" / "saxpy"
+    for block, said in ((256, True), (32, False)):  # 256 * 320 = 81,920 bytes; 32 * 320 = 10,240
+        folder = tmp_path / f"k{block}"
+        folder.mkdir()
+        shutil.copy(example / "saxpy.cu", folder)
+        spec = json.loads((example / "saxpy.kernel.json").read_text())
+        spec["slots"][0].update(values=[block], default=block)
+        spec["dynamic_smem"] = "block_size * 320"
+        (folder / "saxpy.kernel.json").write_text(json.dumps(spec))
+        session = tmp_path / f"s{block}.json"
+        assert cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--budget", "3", "--executor",
+                   "inline", "--quiet", "--out", session).returncode == 0
+        for fmt in ("cuda", "json"):
+            out = tmp_path / f"e{block}.{fmt}"
+            done = cli("export", session, "--kernel-dir", folder, "--format", fmt, "--out", out)
+            assert done.returncode == 0, done.stderr
+            call = f"cudaFuncSetAttribute(saxpy, cudaFuncAttributeMaxDynamicSharedMemorySize, {block * 320})"
+            assert (call in out.read_text()) is said, (block, fmt)

@@ -686,6 +686,29 @@ def launch_geometry(plan: ExportPlan, config: Config) -> dict[str, Any]:
     }
 
 
+#: Bytes of shared memory a launch gets without opting in (``cudaFuncSetAttribute``).
+DEFAULT_SHARED_PER_LAUNCH = 48 * 1024
+
+
+def shared_memory_note(plan: ExportPlan, choice: Choice) -> str | None:
+    """What a build must call before launching ``choice``'s config, when its dynamic shared memory
+    with the static (as compiled, when the trial recorded it) is over the 48 KB a launch gets by
+    default: the workbench opted in when it measured the config, and a launch that does not is
+    refused by CUDA. None when nothing is needed."""
+    if plan.template is None:
+        return None
+    dynamic = launch_geometry(plan, choice.trial.config)["dynamic_smem_bytes"]
+    static = choice.trial.metric("smem_bytes")
+    static = int(static) if math.isfinite(static) else 0
+    if dynamic <= 0 or static + dynamic <= DEFAULT_SHARED_PER_LAUNCH:
+        return None
+    entry = plan.template.entry
+    return (f"{dynamic} bytes of dynamic shared memory{f' with {static} static' if static else ''} is over the "
+            f"48 KB a launch gets by default: call cudaFuncSetAttribute({entry}, "
+            f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dynamic}) once before launching (the workbench did so "
+            "when it measured it; without it the launch fails)")
+
+
 def target_macro(device: str) -> str:
     """The macro a build defines to select one device's config, e.g. ``WORKBENCH_TARGET_NVIDIA_H200``.
 
@@ -789,6 +812,20 @@ def _preamble(plan: ExportPlan, prefix: str = "// ") -> list[str]:
 # --- header -------------------------------------------------------------------------------------
 
 
+def _launch_comments(plan: ExportPlan, choice: Choice) -> list[str]:
+    """A header's launch of ``choice``'s config (template sessions): its geometry is the config's
+    own, and a build that took the portable config's launch for a device's macros ran a block of
+    another size against code written for its own."""
+    if plan.template is None:
+        return []
+    geometry = launch_geometry(plan, choice.trial.config)
+    grid, block, smem = geometry["grid"], geometry["block"], geometry["dynamic_smem_bytes"]
+    lines = [f"// launch: {comment_line(plan.template.entry)}<<<dim3({grid[0]}, {grid[1]}, {grid[2]}), "
+             f"dim3({block[0]}, {block[1]}, {block[2]}), {smem}>>>(...)"]
+    opt_in = shared_memory_note(plan, choice)
+    return lines + ([f"// {comment_line(opt_in)}"] if opt_in else [])
+
+
 def _header(plan: ExportPlan) -> str:
     # one underscore between words: a name reserved to the implementation has two in a row
     guard = "WORKBENCH_TUNED_" + (re.sub(r"_+", "_", _macro(plan.kernel)).strip("_") or "KERNEL") + "_H"
@@ -797,6 +834,7 @@ def _header(plan: ExportPlan) -> str:
     if len(plan.choices) == 1:
         choice = plan.choices[0]
         out += [f"// device: {comment_line(choice.device)}", *_choice_comments(plan, choice)]
+        out += _launch_comments(plan, choice)
         out += slot_defines(plan, choice.trial.config)
     else:
         out.append("// Define one of these to select a device's own config; otherwise the portable config applies:")
@@ -805,6 +843,7 @@ def _header(plan: ExportPlan) -> str:
         for choice in plan.choices:
             out.append(f"{keyword} defined({target_macro(choice.device)})")
             out += [f"// device: {comment_line(choice.device)}", *_choice_comments(plan, choice)]
+            out += _launch_comments(plan, choice)
             out += slot_defines(plan, choice.trial.config)
             keyword = "#elif"
         out.append("#else")
@@ -814,6 +853,7 @@ def _header(plan: ExportPlan) -> str:
         else:
             out.append(f"// portable config (best worst-case fraction of optimum over {len(plan.choices)} devices)")
             out += _choice_comments(plan, plan.portable)
+            out += _launch_comments(plan, plan.portable)
             out += slot_defines(plan, plan.portable.trial.config)
         out.append("#endif")
     problem = problem_defines(plan)
@@ -843,6 +883,9 @@ def _cuda(plan: ExportPlan) -> str:
     head.append(f'// entry: extern "C" __global__ {comment_line(template.entry)}(...)')
     head.append(f"// launch: {comment_line(template.entry)}<<<dim3({grid[0]}, {grid[1]}, {grid[2]}), "
                 f"dim3({block[0]}, {block[1]}, {block[2]}), {smem}>>>(...)")
+    opt_in = shared_memory_note(plan, choice)
+    if opt_in:
+        head.append(f"// {comment_line(opt_in)}")
     head.append("// arguments, in order:")
     for arg in template.args:
         if arg.name in template.constants:
@@ -950,6 +993,16 @@ def _json(plan: ExportPlan) -> str:
         doc["macros"] = slot_defines(plan, single.trial.config) + problem_defines(plan)
         doc["launch"] = launch_geometry(plan, single.trial.config)
         doc["compile_options"] = list(plan.template.compile_options)
+        opt_in = shared_memory_note(plan, single)
+        if opt_in:
+            doc["notes"].append(opt_in)
+        if len(plan.choices) > 1:  # each device's own config launches as it was measured, not as the portable one
+            for entry, choice in zip(doc["devices"], plan.choices):
+                entry["macros"] = slot_defines(plan, choice.trial.config) + problem_defines(plan)
+                entry["launch"] = launch_geometry(plan, choice.trial.config)
+                opt_in = shared_memory_note(plan, choice)
+                if opt_in:
+                    doc["notes"].append(f"{choice.device}: {opt_in}")
     elif plan.kind == "template":
         doc["notes"].append(f"no kernel template named {plan.kernel!r} with the session's slots and problem "
                             "parameters was found: macros, launch and compile options are left out")
