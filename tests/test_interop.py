@@ -307,6 +307,13 @@ def test_export_writes_kernel_tuners_own_time_back(tmp_path: Path) -> None:
     own.add(Trial(0, space.config({"b": 1}), Measurement(Status.OK, {"latency_ms": 0.25})))
     export_kt_cache(own, tmp_path / "own.json")
     assert json.loads((tmp_path / "own.json").read_text())["cache"]["1"]["time"] == 0.25
+    # its band of repetitions goes beside it and comes back with an import (it was left out)
+    own.add(Trial(1, space.config({"b": 2}), Measurement(
+        Status.OK, {"latency_ms": 0.5, "latency_p20_ms": 0.45, "latency_p80_ms": 0.6})))
+    export_kt_cache(own, tmp_path / "own.json")
+    back = {t.config["b"]: t.measurement.metrics for t in import_kt_cache(tmp_path / "own.json").trials}
+    assert (back[2]["latency_ms"], back[2]["latency_p20_ms"], back[2]["latency_p80_ms"]) == (0.5, 0.45, 0.6)
+    assert back[1]["latency_ms"] == 0.25 and "latency_p20_ms" not in back[1]
 
 
 def test_unknown_error_names_and_bad_times_become_runtime_errors(tmp_path: Path) -> None:

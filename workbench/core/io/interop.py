@@ -972,8 +972,11 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         record: dict[str, Any] = {n: trial.config[n] for n in names}
         record["time"] = latency if trial.ok else _kt_error_name(trial)
         spread = (trial.metric(LATENCY), trial.metric("latency_p20_ms"), trial.metric("latency_p80_ms"))
-        if trial.ok and latency == kt_time and (spread[0] != kt_time or math.isfinite(spread[1])):
-            # `time` is Kernel Tuner's: the repetitions' median and band go beside it
+        band = math.isfinite(spread[1]) or math.isfinite(spread[2])
+        if trial.ok and (band or (latency == kt_time and spread[0] != kt_time)):
+            # the repetitions' median and band go beside `time` (Kernel Tuner's own figure, for a trial
+            # of its cache; the median itself otherwise, whose band the record has no field for and
+            # a session's own trials lost on the way through a cache)
             record.update({name: value for name, value in zip(CARRIED_SPREAD, spread) if math.isfinite(value)})
         if not trial.ok:  # the status and reason Kernel Tuner's error names lose (see STATUS_KEY)
             record[STATUS_KEY] = trial.status.value
