@@ -1247,3 +1247,16 @@ def test_a_launch_over_48_kb_of_shared_memory_says_the_call_a_build_must_make(cl
             assert done.returncode == 0, done.stderr
             call = f"cudaFuncSetAttribute(saxpy, cudaFuncAttributeMaxDynamicSharedMemorySize, {block * 320})"
             assert (call in out.read_text()) is said, (block, fmt)
+
+
+def test_a_recorded_parameter_with_letters_beyond_ascii_keeps_its_name(tmp_path: Path) -> None:
+    """A recording's parameter ``blöck`` became ``#define bl_ck``: the kernel, which reads ``blöck``
+    (nvcc takes it), found it undefined. Names as recorded stay as recorded when they are identifiers."""
+    from workbench.core.io.interop import import_kt_cache
+
+    cache = {"device_name": "GPU X", "kernel_name": "k", "problem_size": 64,
+             "tune_params_keys": ["blöck", "tile"], "tune_params": {"blöck": [0, 1], "tile": [1]},
+             "cache": {"0,1": {"blöck": 0, "tile": 1, "time": 2.0}, "1,1": {"blöck": 1, "tile": 1, "time": 1.0}}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache, ensure_ascii=False), encoding="utf-8")
+    header = export_text(plan_export([import_kt_cache(tmp_path / "kt.json")]), "header")
+    assert "#define blöck 1" in header.splitlines() and "#define tile 1" in header.splitlines()

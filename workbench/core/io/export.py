@@ -609,7 +609,11 @@ def _c_value(value: Any, name: str) -> str:
 
 def _macro(name: str, upper: bool = True) -> str:
     """A C identifier for ``name``: other characters become ``_``, upper-cased unless ``upper`` is
-    False (a recording's parameter names, which are already the kernel's identifiers)."""
+    False (a recording's parameter names, which are already the kernel's identifiers: one with
+    letters beyond ASCII, ``blöck``, is kept as it is, as nvcc and C++ take it; renamed, the kernel
+    that reads it found it undefined)."""
+    if not upper and name.isidentifier() and name.isprintable():
+        return name
     macro = re.sub(r"[^A-Za-z0-9_]", "_", name)
     macro = macro.upper() if upper else macro
     return "_" + macro if macro[:1].isdigit() or not macro else macro
