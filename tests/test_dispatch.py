@@ -351,6 +351,12 @@ def test_each_variant_of_a_template_sweep_compiles_with_the_template_through_nvr
                                 entry=template.entry)
         assert ours.ok, ours.log
         assert ours.registers == rendered.registers
+        # every variant defines the same extern "C" entry: renamed as the header says, it links beside the others
+        renamed = compile_cuda('#include "dispatch.h"\n' + "\n".join(problem_lines) + "\n" + template.source,
+                               arch="sm_90", entry=f"reduce_sum_v{index}", use_cache=False,
+                               options=(f"--include-path={tmp_path}", macro, f"-Dreduce_sum=reduce_sum_v{index}"))
+        assert renamed.ok and renamed.registers == rendered.registers, renamed.log
+    assert "// with -Dreduce_sum=reduce_sum_v<k> too, and launch reduce_sum_v<k> for the config index k above" in header
 
 
 # --- hostile sessions -------------------------------------------------------------------------------

@@ -594,6 +594,11 @@ def dispatch_c(plan: DispatchPlan) -> str:
     out += ["}", ""]
     selector = f"WORKBENCH_DISPATCH_{macro}_CONFIG"
     out.append(f"// compile variant k with -D{selector}=k to get its slot macros")
+    template = plan.export.template
+    if template is not None:  # every variant defines the same extern "C" entry: one program links one
+        entry = comment_line(template.entry)
+        out.append(f"// each variant's kernel is named {entry}; to link several into one program, compile variant k")
+        out.append(f"// with -D{entry}={entry}_v<k> too, and launch {entry}_v<k> for the config index k above")
     out.append(f"#if defined({selector})")
     for index, config in enumerate(plan.configs):
         out.append(f"#{'if' if index == 0 else 'elif'} {selector} == {index}")
