@@ -535,6 +535,11 @@ def test_a_single_config_export_of_a_sweep_uses_the_sessions_own_size() -> None:
     assert "#define BLOCK 256" in header and "12 trials at other problem sizes were left out" in header
     notes = json.loads(export_text(plan, "json"))["notes"]  # every format says it, none says "header"
     assert any("this export serves" in note for note in notes) and not any("header" in note for note in notes)
+    # nothing feasible at a size given with at: the refusal names that size
+    from workbench.core.domain.objective import Constraints
+
+    with pytest.raises(WorkbenchError, match=r"^nothing feasible to export on .* at n=1000: "):
+        plan_export([session], at={"n": 1000}, constraints=Constraints(max_latency_ms=1e-9))
 
 
 def test_dispatch_refuses_at_naming_the_format_given(cli, tmp_path: Path) -> None:

@@ -270,7 +270,8 @@ def plan_export(
         trials = [t for t, _ in pairs]
         ranking = rank(trials, constraints, weights, default=default.id if default is not None else None)
         if ranking.best is None:
-            raise WorkbenchError(f"nothing feasible to export on {device}: {ranking.summary()}")
+            size = f" at {', '.join(f'{k}={problem.get(k, v)}' for k, v in at.items())}" if at else ""
+            raise WorkbenchError(f"nothing feasible to export on {device}{size}: {ranking.summary()}")
         best = ranking.best
         choices.append(Choice(device, trials[best], float(ranking.score[best]), ranking.explain(best),
                               pairs[best][1], (device,)))
