@@ -102,9 +102,64 @@ def test_the_strategy_options_are_worked_from_the_keyboard(window, qtbot):
     assert second is not first and form.isAncestorOf(second), second
     editors = [editor for _, editor in form.editors.values()]
     assert second in editors or any(editor.isAncestorOf(second) for editor in editors)
+    # each editor is named by its option (a screen reader said "spin box 10", whose option unsaid)
+    assert all(editor.accessibleName() == option.name for option, editor in form.editors.values())
     QTest.keyClick(second, Qt.Key.Key_Escape)
     qtbot.waitUntil(lambda: not popup.isVisible(), timeout=2000)
     assert QApplication.focusWidget() is button
+
+
+def test_ctrl_tab_cycles_through_pages_built_as_they_open(window, qtbot):
+    """A page built when first shown takes the place of a placeholder nothing can focus: Ctrl+Tab
+    onto it dropped the focus out of the tabs (into the source view), and every later Ctrl+Tab did
+    nothing."""
+    from PySide6.QtTest import QTest
+
+    window.open_session(str(SESSION))
+    tabs = window.bottom_tabs
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    window.results.view.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.results.view, timeout=2000)
+    for expected in (1, 2, 3, 4):  # Failures, then Importance, Why fast? and Roofline, built as they open
+        QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+        assert tabs.currentIndex() == expected
+        assert tabs.isAncestorOf(QApplication.focusWidget()), (expected, QApplication.focusWidget())
+
+
+def test_tables_of_the_later_tabs_give_tab_back(window):
+    """Compare's and Portability's tables moved Tab from cell to cell (156 presses stayed in one)."""
+    from PySide6.QtWidgets import QAbstractItemView
+
+    window.open_session(str(SESSION))
+    _every_tab_shown(window)
+    tables = [t for t in window.bottom_tabs.findChildren(QAbstractItemView) if t.focusPolicy() & Qt.FocusPolicy.TabFocus]
+    assert len(tables) >= 3 and [t.accessibleName() for t in tables if t.tabKeyNavigation()] == []
+
+
+def test_the_run_progress_is_named_and_the_recommendation_card_shows_its_focus(window, qapp, qtbot):
+    """Focus rests on the progress bar while a stop winds down: a screen reader said only "9 / 40".
+    The card's scroll area, a Tab stop, looked the same with the focus as without."""
+    from PySide6.QtWidgets import QScrollArea
+
+    from workbench.gui.app import STYLE_SHEET
+
+    assert window.toolbar.progress.accessibleName() == "Run progress"
+    previous = qapp.styleSheet()
+    qapp.setStyleSheet(STYLE_SHEET.read_text())
+    try:
+        window.open_session(str(SESSION))
+        card = window.findChild(QScrollArea, "cardScroll")
+        window.activateWindow()
+        qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+        window.results.view.setFocus()
+        qtbot.waitUntil(lambda: QApplication.focusWidget() is window.results.view, timeout=2000)
+        unfocused = card.grab().toImage()
+        card.setFocus()
+        QApplication.processEvents()
+        assert card.hasFocus() and card.grab().toImage() != unfocused
+    finally:
+        qapp.setStyleSheet(previous)
 
 
 def test_tab_passes_over_the_charts_which_answer_no_key(window, qtbot):

@@ -75,6 +75,7 @@ class CompareView(QWidget):
         self.pick_b.clicked.connect(lambda: self.pick(self.a, self.model.selected) if self.model.selected is not None else None)
         self.table = QTableWidget(0, 4)
         self.table.setAccessibleName("Figures and slots of A and B")
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab leaves it (it kept Tab, cell by cell)
         self.table.setHorizontalHeaderLabels(["", "A", "B", "B / A"])
         self.table.verticalHeader().setVisible(False)
         self.table.horizontalHeader().setStretchLastSection(True)

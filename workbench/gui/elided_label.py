@@ -14,9 +14,9 @@ import math
 from typing import Any
 
 from PySide6.QtCore import QEvent, QSize, Qt
-from PySide6.QtGui import QFontMetricsF, QPainter
+from PySide6.QtGui import QFontMetricsF, QKeyEvent, QPainter
 from PySide6.QtWidgets import (
-    QComboBox, QFrame, QMenu, QProxyStyle, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar,
+    QApplication, QComboBox, QFrame, QMenu, QProxyStyle, QSizePolicy, QStyle, QStyleOptionComboBox, QStylePainter, QTabBar,
     QTabWidget,
     QToolButton, QWidget,
 )
@@ -278,6 +278,30 @@ class ElidedTabs(QTabWidget):
         self.all_tabs.setMenu(self.all_tabs_menu)
         self.setCornerWidget(self.all_tabs, Qt.Corner.TopRightCorner)
         self.all_tabs.hide()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
+        """Ctrl+Tab (and Ctrl+Shift+Tab) keep the focus among the tabs: a page with nothing to take
+        it (one built when first shown stands in as an empty placeholder when Qt hands over the
+        focus) let it fall out to the next view, and Ctrl+Tab, which the tabs answer, then no
+        longer reached them. It goes to the page's first control, else to the tab bar."""
+        super().keyPressEvent(event)
+        if event.key() not in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab) \
+                or not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            return
+        focus = QApplication.focusWidget()
+        if focus is not None and self.isAncestorOf(focus):
+            return
+        page, start = self.currentWidget(), self.window()
+        candidate = start.nextInFocusChain()
+        for _ in range(100_000):  # the page's first control in the window's Tab order (a ring)
+            if page is None or candidate is None or candidate is start:
+                break
+            if ((candidate is page or page.isAncestorOf(candidate)) and candidate.isVisible() and candidate.isEnabled()
+                    and candidate.focusPolicy() & Qt.FocusPolicy.TabFocus and candidate.focusProxy() is None):
+                candidate.setFocus(Qt.FocusReason.TabFocusReason)
+                return
+            candidate = candidate.nextInFocusChain()
+        self.tabBar().setFocus(Qt.FocusReason.TabFocusReason)
 
     def setCurrentWidget(self, widget: QWidget) -> None:  # Qt override
         """Also a view inside a page (one a scroll area holds, as slot importance is): its page is

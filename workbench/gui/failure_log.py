@@ -54,6 +54,7 @@ class FailureLog(QWidget):
         self.proxy.set_status_filter("failed")
         self.view = QTableView()
         self.view.setAccessibleName("Failed trials")
+        self.view.setTabKeyNavigation(False)  # arrows move within it; Tab leaves it, as from the results
         self.view.setModel(self.proxy)
         follow_sort(self.view, self.proxy)
         self.view.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.AscendingOrder)

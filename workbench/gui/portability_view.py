@@ -118,6 +118,7 @@ class PortabilityView(QWidget):
         self.at.editingFinished.connect(self.refresh)
         self.table = QTableWidget(0, 0)
         self.table.setAccessibleName("Each config on each GPU")
+        self.table.setTabKeyNavigation(False)  # arrows move within it; Tab leaves it (it kept Tab, cell by cell)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.portable = QLabel()

@@ -235,6 +235,7 @@ class RunToolbar(QToolBar):
             button.setAutoDefault(True)  # Enter presses a focused button too, not only Space
             button.setToolTip(tip)
         self.progress = QProgressBar()
+        self.progress.setAccessibleName("Run progress")  # (focus rests on it while a stop winds down)
         self.progress.setMinimumWidth(140)
         self.progress.setFormat("%v / %m")
         # Elided, not a fixed width: in presentation mode's large fonts the row is short of room,

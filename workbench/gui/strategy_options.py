@@ -143,6 +143,9 @@ class StrategyOptionsForm(QWidget):
                     break
             label = QLabel(option.name)
             label.setToolTip(option.description)
+            label.setBuddy(editor)
+            editor.setAccessibleName(option.name)  # (a screen reader said "spin box 10", no option's name)
+            editor.setAccessibleDescription(option.description)
             self.layout_.addRow(label, editor)
             self.editors[option.name] = (option, editor)
         kept = self.kept.pop(name, None)
