@@ -1230,7 +1230,9 @@ def test_a_launch_over_48_kb_of_shared_memory_says_the_call_a_build_must_make(cl
     import shutil
 
     example = ROOT / "docs" / "examples" / "saxpy"
-    for block, said in ((256, True), (32, False)):  # 256 * 320 = 81,920 bytes; 32 * 320 = 10,240
+    # 256 * 320 = 81,920 bytes; 96 * 320 = 30,720 (the simulator's smem_bytes, static + dynamic, is
+    # that too: counted as static besides, it made a note where none is needed); 32 * 320 = 10,240
+    for block, said in ((256, True), (96, False), (32, False)):
         folder = tmp_path / f"k{block}"
         folder.mkdir()
         shutil.copy(example / "saxpy.cu", folder)
