@@ -137,27 +137,45 @@ def test_tables_of_the_later_tabs_give_tab_back(window):
     assert len(tables) >= 3 and [t.accessibleName() for t in tables if t.tabKeyNavigation()] == []
 
 
-def test_the_run_progress_is_named_and_the_recommendation_card_shows_its_focus(window, qapp, qtbot):
+def _pixels(image):
+    """An image's pixels as an (height, width, 4) array."""
+    import numpy as np
+    from PySide6.QtGui import QImage
+
+    image = image.convertToFormat(QImage.Format.Format_RGBA8888)
+    return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine() // 4, 4).copy()
+
+
+def test_the_run_progress_is_named_and_the_recommendation_card_shows_its_focus(window, qapp, qtbot, tmp_path):
     """Focus rests on the progress bar while a stop winds down: a screen reader said only "9 / 40".
-    The card's scroll area, a Tab stop, looked the same with the focus as without."""
+    The card's scroll area, a Tab stop, showed the focus at the card's four corners alone (its frame,
+    laid out while unfocused, was drawn under the card)."""
     from PySide6.QtWidgets import QScrollArea
 
     from workbench.gui.app import STYLE_SHEET
+    from workbench.gui.main_window import MainWindow
+    from workbench.gui.settings_store import JsonSettings
 
     assert window.toolbar.progress.accessibleName() == "Run progress"
     previous = qapp.styleSheet()
-    qapp.setStyleSheet(STYLE_SHEET.read_text())
+    qapp.setStyleSheet(STYLE_SHEET.read_text())  # before the window, as the application starts
     try:
-        window.open_session(str(SESSION))
-        card = window.findChild(QScrollArea, "cardScroll")
-        window.activateWindow()
-        qtbot.waitUntil(window.isActiveWindow, timeout=2000)
-        window.results.view.setFocus()
-        qtbot.waitUntil(lambda: QApplication.focusWidget() is window.results.view, timeout=2000)
-        unfocused = card.grab().toImage()
+        styled = MainWindow(interactive=False, settings=JsonSettings(str(tmp_path / "styled.json")))
+        qtbot.addWidget(styled)
+        styled.resize(1440, 900)
+        styled.show()
+        styled.open_session(str(SESSION))
+        card = styled.findChild(QScrollArea, "cardScroll")
+        styled.activateWindow()
+        qtbot.waitUntil(styled.isActiveWindow, timeout=2000)
+        styled.results.view.setFocus()
+        qtbot.waitUntil(lambda: QApplication.focusWidget() is styled.results.view, timeout=2000)
+        unfocused = _pixels(card.grab().toImage())
         card.setFocus()
         QApplication.processEvents()
-        assert card.hasFocus() and card.grab().toImage() != unfocused
+        focused = _pixels(card.grab().toImage())
+        # a frame all round: at least its length in pixels differ
+        assert card.hasFocus() and int((focused != unfocused).any(axis=2).sum()) >= 2 * (card.width() + card.height())
     finally:
         qapp.setStyleSheet(previous)
 
