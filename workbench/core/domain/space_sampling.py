@@ -26,9 +26,9 @@ REJECTION_MIN_YIELD = 0.02
 
 
 class TakenIds(set[str]):
-    """A set of config ids that also keeps the order ids were added in, so a sampler told the same
-    set again updates itself by the ids added since its last draw instead of comparing the whole
-    set: a search drawing one config at a time through a whole space otherwise did work that grew
+    """A set of config ids that also keeps a log of the ids added (call by call; within one
+    ``update`` in no particular order), so a sampler told the same set again updates itself by the
+    ids added since its last draw instead of comparing the whole set: a search drawing one config at a time through a whole space otherwise did work that grew
     with everything taken before each draw (quadratic: 17 CPU-s to draw an 18,000-point recording
     out). Every way of removing an id counts in ``shrunk``, and a sampler that sees it changed
     compares the whole set once, as it does any other set."""
