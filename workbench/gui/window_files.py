@@ -332,12 +332,20 @@ class WindowFiles(WindowExports):
             return
         self.open_session_in_background(path, "Cannot open")
 
+    def _file_to_read(self, action: str, caption: str, filters: str) -> str | None:
+        """The file the person picks to replace the shown session (Open, Import), after the same
+        questions: refused during a run, unsaved trials asked about. None when they do not pick one."""
+        if self._refused_during_run(action) or not self._maybe_save():
+            return None
+        path, _ = QFileDialog.getOpenFileName(self, caption, self._last_dir(), filters)
+        if not path:
+            return None
+        self._remember_dir(path)
+        return path
+
     def _on_open(self) -> None:
-        if self._refused_during_run("Open") or not self._maybe_save():
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Open session", self._last_dir(), SESSION_FILTER)
+        path = self._file_to_read("Open", "Open session", SESSION_FILTER)
         if path:
-            self._remember_dir(path)
             self.open_session_in_background(path)
 
     def _on_save_as(self) -> bool:
@@ -371,11 +379,8 @@ class WindowFiles(WindowExports):
             self.statusBar().showMessage("; ".join(f"note: {note}" for note in notes), 30000)
 
     def _on_import_kt(self) -> None:
-        if self._refused_during_run("Import") or not self._maybe_save():
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Import Kernel Tuner cache", self._last_dir(), KT_CACHE_FILTER)
+        path = self._file_to_read("Import", "Import Kernel Tuner cache", KT_CACHE_FILTER)
         if path:
-            self._remember_dir(path)
             self.import_kt_cache_in_background(path)
 
     def _maybe_save(self) -> bool:
