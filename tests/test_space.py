@@ -982,13 +982,13 @@ def test_a_space_mostly_taken_is_listed_once_for_all_the_draws_that_follow(monke
 
 def test_a_random_search_hands_the_space_one_growing_set_of_exclusions() -> None:
     """RandomSearch drew with a new union of what it measured and proposed at each ask, which the
-    space then had to compare whole; it keeps one TakenIds, taking in what was measured since."""
+    space then had to compare whole; it keeps one TakenIds, to which what it is told is added."""
     from workbench.search.random import RandomSearch
 
     space = SearchSpace.explicit([Slot("i", tuple(range(300)))], [{"i": i} for i in range(300)])
     search = RandomSearch(space, seed=1)
     first = search.ask(2)
-    kept = search._exclusions()
+    kept = search._taken
     search.exclude([first[0].id, "measured-elsewhere"])
     again = search.ask(3)
     assert search._taken is kept and space._sampler is not None and space._sampler._last[0]() is kept

@@ -23,7 +23,6 @@ from workbench.core.errors import WorkbenchError, quoted
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.search_objective import default_objective
 from workbench.core.domain.space import Config, SearchSpace
-from workbench.core.domain.space_sampling import TakenIds
 
 
 def shown_value(value: Any) -> str:
@@ -183,9 +182,7 @@ class Strategy(ABC):
         self.rng = np.random.default_rng(seed)
         self.options = self.validate_options(options)
         self._objective: Callable[[Trial], float] = default_objective()
-        # ids of configs already measured (told or known from the session); a TakenIds, so a space
-        # sampled with it excluded again updates by what was added since (space_sampling)
-        self.measured: set[str] = TakenIds()
+        self.measured: set[str] = set()  # ids of configs already measured (told or known from the session)
         self._told: list[Trial] = []  # every trial told, in order: re-ranked when the objective changes
 
     @classmethod

@@ -7,8 +7,9 @@ strategy only remembers what it has proposed so nothing is measured twice.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable, Sequence
 
+from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config
 from workbench.core.domain.space_sampling import TakenIds
 from workbench.search.base import Strategy
@@ -29,29 +30,23 @@ class RandomSearch(Strategy):
         # space updates by what was added since its last draw: a new union per draw made a search
         # of a whole recording quadratic (see space_sampling.TakenIds)
         self._taken = TakenIds()
-        self._synced: tuple[set[str], int, int] | None = None  # measured as last taken in: set, log length, shrunk
 
-    def _exclusions(self) -> TakenIds:
-        """Measured and proposed ids, taking in only what was measured since the last call while
-        ``measured`` is the set seen then and has only grown."""
-        measured = self.measured
-        log, shrunk = (measured.log, measured.shrunk) if isinstance(measured, TakenIds) else (None, 0)
-        synced = self._synced
-        if log is not None and synced is not None and synced[0] is measured and synced[2] == shrunk:
-            self._taken.update(log[synced[1]:])
-        else:
-            self._taken = TakenIds(measured | self._proposed)
-        self._synced = (measured, len(log), shrunk) if log is not None else None
-        return self._taken
+    def tell(self, trials: Sequence[Trial]) -> None:
+        super().tell(trials)
+        self._taken.update(t.config.id for t in trials if t.config.id in self.measured)
+
+    def exclude(self, ids: Iterable[str]) -> None:
+        ids = set(ids)
+        super().exclude(ids)
+        self._taken.update(ids)
 
     def ask(self, n: int) -> list[Config]:
         if n <= 0:
             return []
-        taken = self._exclusions()
-        configs = self.space.sample(self.rng, n, exclude=taken)
+        configs = self.space.sample(self.rng, n, exclude=self._taken)
         ids = [config.id for config in configs]
         self._proposed.update(ids)
-        taken.update(ids)
+        self._taken.update(ids)
         return list(configs)
 
     def state(self) -> dict[str, Any]:
