@@ -371,6 +371,7 @@ class ObjectivePanel(QWidget):
         #: a weight dragged back to 0 does not take its row away from under the mouse.
         self._extra: list[str] = []
         self._reported: tuple[object, int, frozenset[str] | None] = (None, -1, None)
+        self._example: tuple[tuple[object, ...], str] = ((), "")  # (what it was made of, extra_example())
         self.more_metrics = QComboBox()
         self.more_metrics.setAccessibleName("Weigh another metric")
         self.more_metrics.setToolTip("other metrics the trials report: pick one to weigh it (for one whose "
@@ -586,10 +587,17 @@ class ObjectivePanel(QWidget):
         reported = self.reported_metrics()
         if reported is None:
             return DEFAULT_EXTRA_EXAMPLE
-        sliders = {control.metric for control in self.limits.values()}  # (they have their own boxes)
-        figures = [m for m in self.weighable_metrics() if m not in sliders and m in reported]
-        parts = self._example_bounds(figures, 2) or self._example_bounds([LATENCY], 1)
-        return ", ".join(parts) or DEFAULT_EXTRA_EXAMPLE
+        # made again only when the data or the directions change: a weight's slider re-ranks every
+        # trial, and each ranking asks for it
+        model = self.model
+        key = (model.data_version, tuple(sorted(model.weights.directions.items())))
+        made_of = self._example[0]
+        if not made_of or made_of[0] is not model.session or made_of[1:] != key:
+            sliders = {control.metric for control in self.limits.values()}  # (they have their own boxes)
+            figures = [m for m in self.weighable_metrics() if m not in sliders and m in reported]
+            parts = self._example_bounds(figures, 2) or self._example_bounds([LATENCY], 1)
+            self._example = ((model.session, *key), ", ".join(parts) or DEFAULT_EXTRA_EXAMPLE)
+        return self._example[1]
 
     def _example_bounds(self, metrics: list[str], most: int) -> list[str]:
         """Up to ``most`` bounds ``metric <= median`` (``>=`` for a figure higher is better), of
