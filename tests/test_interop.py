@@ -946,21 +946,42 @@ def test_import_kt_replaces_an_earlier_import_but_not_a_replayed_run(tmp_path: P
     assert refused.returncode != 0 and "--force" in refused.stderr and replayed.read_bytes() == before
 
 
-@pytest.mark.parametrize("edit", ["notes", "more notes", "constraints", "weights"])
+def _edited(doc: dict, edit: str) -> None:
+    """One change a person may make to an imported session, in the window or by hand."""
+    if edit in ("notes", "more notes", "constraints", "weights"):
+        doc.update({"notes": {"notes": "three hours of analysis"}, "more notes": {"notes": doc["notes"] + " Alice: ship 3."},
+                    "constraints": {"constraints": {"max_latency_ms": 1.3}},
+                    "weights": {"weights": {"latency_ms": 1.0, "quality": 2.0}}}[edit])
+    elif edit == "kernel":
+        doc["kernel"] = "vector_add_renamed"
+    elif edit == "extra":
+        doc["extra"]["my_analysis"] = "three days of work"
+    elif edit == "baseline":
+        doc["baselines"] = {"cub": {"latency_ms": 0.5}}
+    elif edit == "trial message":
+        doc["trials"][0]["message"] = "checked by hand: GOOD"
+    else:  # written before imports carried their digest: whether it was changed cannot be told
+        assert edit == "no digest"
+        del doc["extra"]["kernel_tuner"]["digest"]
+
+
+@pytest.mark.parametrize("edit", ["notes", "more notes", "constraints", "weights", "kernel", "extra", "baseline",
+                                  "trial message", "no digest"])
 def test_import_kt_does_not_replace_an_import_a_person_has_worked_on(tmp_path: Path, cli, edit: str) -> None:
-    """An import given notes, a constraint or weights (in the window, or by hand) is the person's
-    work: import-kt replaced it silently, of another kernel too, and the work was gone."""
+    """An import a person changed in any field (in the window, or by hand) is their work: import-kt
+    replaced it silently, of another kernel too, and the work was gone (it compared only the notes,
+    constraints and weights)."""
     cache = write(tmp_path, synthetic(True))
     imported = tmp_path / "imported.json"
     assert cli("import-kt", str(cache), "--out", str(imported)).returncode == 0
     doc = json.loads(imported.read_text())
-    doc.update({"notes": {"notes": "three hours of analysis"}, "more notes": {"notes": doc["notes"] + " Alice: ship 3."},
-                "constraints": {"constraints": {"max_latency_ms": 1.3}},
-                "weights": {"weights": {"latency_ms": 1.0, "quality": 2.0}}}[edit])
+    _edited(doc, edit)
     imported.write_text(json.dumps(doc))
+    load_session(imported)  # still a session: refused as a changed import, not as something else
     before = imported.read_bytes()
     refused = cli("import-kt", str(cache), "--out", str(imported))
     assert refused.returncode == 2 and "--force" in refused.stderr and imported.read_bytes() == before
+    assert "an earlier import that was changed since it was imported" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1
     assert cli("import-kt", str(cache), "--out", str(imported), "--force").returncode == 0
     assert (tmp_path / "imported.json.bak").read_bytes() == before

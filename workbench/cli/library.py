@@ -85,6 +85,7 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         check_regular_or_absent,
         check_session_name,
         prepare_output,
+        same_file,
     )
     from workbench.core.io.session_lock import SessionLock
 
@@ -109,6 +110,12 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
         earlier = _session_there(out)  # read once: whether it may be replaced, and what it held
         from workbench.core.io.interop import is_as_imported
 
+        if (earlier is not None and not args.force and isinstance(earlier.extra.get("kernel_tuner"), dict)
+                and not is_as_imported(earlier) and not same_file(out, args.cache)):
+            # said as what it is: an import, but one that is no longer as the import wrote it
+            raise WorkbenchError(
+                f"--out {out}: an earlier import that was changed since it was imported (or was imported by a "
+                f"version that did not mark its imports); --force replaces it (keeping it as {backup_path(out).name})")
         kept = prepare_output(out, force=args.force, inputs=[args.cache],
                               replaceable=lambda _path: earlier is not None and is_as_imported(earlier),
                               what="session imported from a Kernel Tuner cache")
@@ -132,9 +139,9 @@ def cmd_import_kt(args: argparse.Namespace) -> int:
 def _session_there(path: Path) -> Session | None:
     """The session at ``path``, read when it looks like one (None: nothing, or something else).
     An earlier import, as imported, may be replaced by a new one, and the line saying so names what
-    it held; a session of measured trials, or an import a person has since given notes,
-    constraints or weights, may not without --force (which keeps it as FILE.bak): replacing it
-    silently lost their work."""
+    it held; a session of measured trials, or an import a person has changed in any field since
+    (notes, objective, a renamed kernel, a baseline), may not without --force (which keeps it as
+    FILE.bak): replacing it silently lost their work."""
     from workbench.core.domain.session import is_session_file, load_session
 
     if not path.is_file() or not is_session_file(path):

@@ -633,18 +633,33 @@ def import_note(file_name: str) -> str:
     return f"Imported from the Kernel Tuner cache file {file_name}."
 
 
-def is_as_imported(session: Any) -> bool:
-    """Whether ``session`` is an import no one has changed since: a recording of a Kernel Tuner
-    cache with the notes, constraints and weights the import gave it. Such a file is the
-    importer's own to replace; one with a person's notes or objective is theirs."""
-    from workbench.core.domain.objective import Constraints, Weights
+def import_digest(session: Any) -> str:
+    """A digest of everything an import wrote into ``session`` but its id, creation time and this
+    digest itself: a file whose content still gives the digest it carries is an import no one has
+    changed, whatever they might have changed (notes, objective, a renamed kernel, a trial's message)."""
+    data = session.to_dict()
+    for volatile in ("id", "created_at"):
+        data.pop(volatile, None)
+    facts = dict(data.get("extra", {}).get("kernel_tuner") or {})
+    facts.pop(IMPORT_DIGEST, None)
+    data["extra"] = {**data.get("extra", {}), "kernel_tuner": facts}
+    text = json.dumps(data, sort_keys=True, default=str, allow_nan=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
+
+#: Where an import keeps :func:`import_digest` of what it wrote (in ``extra.kernel_tuner``).
+IMPORT_DIGEST: Final = "digest"
+
+
+def is_as_imported(session: Any) -> bool:
+    """Whether ``session`` is an import no one has changed since, to the last field: such a file
+    is the importer's own to replace (its cache makes it again). One with anything a person
+    changed (notes, objective, a renamed kernel, an added baseline), or an import written before
+    imports carried their digest, is theirs, and is replaced only with a backup."""
     facts = session.extra.get("kernel_tuner")
-    if session.kind != "recording" or not isinstance(facts, dict) or not isinstance(facts.get("file"), str):
+    if session.kind != "recording" or not isinstance(facts, dict) or not isinstance(facts.get(IMPORT_DIGEST), str):
         return False
-    # the very notes the import wrote: a person's words added to them on the same line are theirs
-    return (session.notes == import_note(facts["file"])
-            and session.constraints == Constraints() and session.weights == Weights())
+    return bool(facts[IMPORT_DIGEST] == import_digest(session))
 
 
 def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None,
@@ -830,6 +845,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         },
     )
     _check_header(session, source)
+    session.extra["kernel_tuner"][IMPORT_DIGEST] = import_digest(session)
     return session
 
 
