@@ -529,6 +529,41 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
     assert "(another kernel: its latencies measure other work)" in third
 
 
+def test_compare_curves_fall_only_to_configs_the_constraints_admit(shown, tmp_path):
+    """The curves took every successful trial: under a constraint that excludes the fastest config
+    they ended below the recommendation the card showed beside them, for the open session and for
+    the overlaid ones alike."""
+    from workbench.core.domain.session import save_session
+
+    view = shown.compare
+    shown.bottom_tabs.setCurrentWidget(view)
+    other = _session()
+    for trial in other.trials:
+        trial.measurement.metrics["latency_ms"] *= 2
+    save_session(other, tmp_path / "other.json")
+    view.add_session(str(tmp_path / "other.json"))
+
+    def ends() -> list[float]:
+        return [10 ** float(curve.getData()[1][-1]) for curve in view.curves]  # log y axis
+
+    assert ends() == pytest.approx([0.1, 0.2])
+    shown.model.set_constraints(extra=("onchip_kb_per_sm >= 32",))  # the first config, the fastest of each, is out
+    QApplication.processEvents()
+    assert ends() == pytest.approx([0.12, 0.24])
+    assert shown.model.trials[shown.model.ranking.best].metric("latency_ms") == pytest.approx(0.12)  # the card's
+    legend = view.curve_legend.text()
+    assert "feasible under onchip_kb_per_sm &gt;= 32" in legend and "best feasible 0.24 ms" in legend
+    assert left_title(view.plot) == "best feasible latency (ms)"
+    shown.model.set_constraints(extra=("onchip_kb_per_sm >= 1000",))  # nothing meets it
+    QApplication.processEvents()
+    assert all(curve.getData()[1] is None for curve in view.curves)  # nothing drawn
+    assert view.curve_legend.text().count("no feasible trial") == 2
+    shown.model.set_constraints(extra=())  # relaxed: the curves fall back to the fastest
+    QApplication.processEvents()
+    assert ends() == pytest.approx([0.1, 0.2]) and left_title(view.plot) == "best latency (ms)"
+    assert "feasible" not in view.curve_legend.text()
+
+
 def test_large_rates_are_written_as_numbers_not_exponents():
     from workbench.core.domain.figures import fmt
 

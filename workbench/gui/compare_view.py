@@ -2,7 +2,8 @@
 
 A and B start as the best feasible config and the default config (the question a tuning run answers:
 what changed, and what did it buy?); "A = selected" / "B = selected" take the trial selected in any
-view. "Add session..." overlays another session's best latency so far on the current one's, at the
+view. "Add session..." overlays another session's best latency so far on the current one's (both held to
+the open session's constraints: a curve below the recommendation would contradict it), at the
 problem size the window shows; "Clear" takes the overlays away.
 """
 
@@ -66,6 +67,7 @@ class CompareView(QWidget):
         self.others: list[Any] = []  # sessions overlaid on the current one
         self.other_paths: list[Path] = []  # their files, resolved
         self._overlay_cache: dict[tuple[int, str | None], tuple[np.ndarray, dict[str, Any] | None]] = {}
+        self._overlay_bounds: tuple[str, ...] = ()  # the constraints the cached curves are held to
         self.add_error = ""  # why the last Add session... added nothing (shown above the legend)
         self.heading = QLabel()
         self.heading.setTextFormat(Qt.TextFormat.RichText)
@@ -183,8 +185,10 @@ class CompareView(QWidget):
         """The pair a run starts with (the recommendation against the default config) follows the
         ranking until the person picks a side; a pair they picked stays, its roles said anew (the
         heading kept calling a trial the constraints had since excluded "the recommended config")."""
+        self._curves_dirty = True  # a constraint moved: every curve is held to it
         if not self.isVisible():
             return
+        self._draw_curves()
         if self.chosen and self.a is not None and self.b is not None:
             self._show_heading()
             return
@@ -319,10 +323,15 @@ class CompareView(QWidget):
         """An overlaid session's best latency so far at ``problem`` (see :func:`overlay_trials`),
         kept per session and size: the curves are redrawn on every tick of a run while the tab is
         shown, and a file's trials do not change meanwhile."""
+        constraints = self.model.constraints
+        labels = tuple(bound.label for bound in constraints.bounds())
+        if labels != self._overlay_bounds:  # a slider drag passes many limits: only the last one's curves are kept
+            self._overlay_cache.clear()
+            self._overlay_bounds = labels
         key = (id(session), problem_key(problem) if problem is not None else None)
         if key not in self._overlay_cache:
             trials, elsewhere = overlay_trials(session, problem)
-            self._overlay_cache[key] = (best_latency_so_far(trials), elsewhere)
+            self._overlay_cache[key] = (best_latency_so_far(trials, constraints), elsewhere)
         return self._overlay_cache[key]
 
     def clear_sessions(self) -> None:
@@ -354,10 +363,17 @@ class CompareView(QWidget):
         shown = self.model.shown_problem()
         problem = shown if shown is not None else (self.model.session.problem if self.model.session is not None else None)
         entries = [f"<span style='color:{WARNING_TEXT}'>{html.escape(self.add_error)}</span>"] if self.add_error else []
+        bounds = self.model.constraints.bounds()
+        bounded = bool(bounds)  # every curve under the open session's constraints, said once
+        set_left_title(self.plot, "best feasible latency (ms)" if bounded else "best latency (ms)")
+        if bounded and sessions:
+            entries.append("feasible under " + html.escape(", ".join(bound.shown for bound in bounds)))
         for k, session in enumerate(sessions):
             elsewhere = None
             if session is self.model.session:  # from the model's columns: no walk over 20,000 trials
-                best = running_min(np.where(self.model.failed_mask(), np.nan, self.model.metric("latency_ms")))
+                ranking = self.model.ranking
+                feasible = ranking.feasible if ranking is not None else ~self.model.failed_mask()
+                best = running_min(np.where(feasible, self.model.metric("latency_ms"), np.nan))
             else:
                 best, elsewhere = self._overlay_curve(session, problem)
             colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
@@ -367,7 +383,8 @@ class CompareView(QWidget):
             curve = pg.PlotDataItem(x[keep], best[keep], pen=pg.mkPen(*colour, width=2.5, style=style), stepMode=None)
             self.plot.addItem(curve)
             self.curves.append(curve)
-            final = f"best {fmt(float(best[keep][-1]))} ms" if keep.any() else "no successful trial"
+            final = (f"best {'feasible ' if bounded else ''}{fmt(float(best[keep][-1]))} ms" if keep.any()
+                     else "no feasible trial" if bounded else "no successful trial")
             which = "this session" if k == 0 and session is self.model.session else f"session {k + 1}"
             entry = (f'<span style="color:rgb{colour}">{stroke}</span> {which}: '
                      f'{html.escape(session_label(session))} ({final})')

@@ -15,7 +15,8 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.domain.measurement import Trial
+from workbench.core.domain.measurement import LATENCY, Trial
+from workbench.core.domain.objective import Constraints, MetricTable
 from workbench.core.domain.records import device_info, provenance, provenance_tag
 from workbench.core.domain.session import Session, problem_key
 
@@ -67,9 +68,21 @@ def source_diff(source_a: str, source_b: str, name_a: str, name_b: str) -> list[
     return list(difflib.unified_diff(source_a.splitlines(), source_b.splitlines(), name_a, name_b, lineterm="", n=1))
 
 
-def best_latency_so_far(trials: Sequence[Trial]) -> np.ndarray:
-    """Per evaluation, the lowest latency of a successful trial so far (NaN before the first)."""
-    return running_min(np.array([t.metric("latency_ms") if t.ok else math.nan for t in trials], dtype=float))
+def best_latency_so_far(trials: Sequence[Trial], constraints: Constraints | None = None) -> np.ndarray:
+    """Per evaluation, the lowest latency so far of a successful trial that meets ``constraints``
+    (NaN before the first). Sessions overlaid on the open one are held to its constraints: a curve
+    that fell to a config they exclude contradicted the recommendation beside it."""
+    table = MetricTable.from_trials(trials)
+    return running_min(np.where(feasible_under(table, constraints), table.column(LATENCY), np.nan))
+
+
+def feasible_under(table: MetricTable, constraints: Constraints | None) -> np.ndarray:
+    """The successful rows of ``table`` that meet every bound of ``constraints`` (a metric a
+    trial does not report never meets one), as :func:`rank` counts them feasible."""
+    feasible = table.ok.copy()
+    for bound in (constraints.bounds() if constraints is not None else ()):
+        feasible &= bound.satisfied(table.column(bound.metric))
+    return feasible
 
 
 def running_min(latency: np.ndarray) -> np.ndarray:
