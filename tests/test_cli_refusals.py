@@ -573,13 +573,31 @@ def test_resume_through_a_linked_folder_is_the_same_file_in_place(cli, tmp_path:
 
 
 @pytest.mark.parametrize("flag", ["--sizes", "--set"])
-def test_a_size_the_templates_default_config_does_not_fit_says_so(cli, tmp_path, flag) -> None:
-    """'config threads_per_row=32, ... violates restriction' named a config nobody had typed, and
-    not the size: it is the template's default, which a run measures first."""
+def test_a_size_the_templates_default_config_does_not_fit_is_searched_without_it(cli, tmp_path, flag) -> None:
+    """A size whose restrictions exclude the template's default config was refused, though other
+    configs fit it: such a size could not be tuned without editing the template. It is searched
+    now, without a default to compare with, and the run says so once."""
     value = "cols=8,1024" if flag == "--sizes" else "cols=8"
+    out = tmp_path / "s.json"
+    done = cli("tune", "softmax", "--backend", "sim", flag, value, "--budget", "3", "--out", out)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "default config is not valid" in line]
+    assert len(said) == 1 and "cols=8" in said[0] and "searched without it" in said[0]
+    assert 'violates restriction "threads_per_row * vector_width <= cols"' in said[0]
+    from workbench.core.domain.session import load_session
+
+    session = load_session(out)
+    small = [t for t in session.trials if session.problem_of(t)["cols"] == 8]
+    assert len(small) == 3 and all(t.ok for t in small)
+
+
+@pytest.mark.parametrize("flag", ["--sizes", "--set"])
+def test_a_size_no_config_fits_is_refused_naming_the_restriction(cli, tmp_path, flag) -> None:
+    """It was blamed on the template's default, with advice to change it, which could not help."""
+    value = "cols=2,1024" if flag == "--sizes" else "cols=2"
     line = one_line_error(cli("tune", "softmax", "--backend", "sim", flag, value, "--budget", "2",
                               "--out", tmp_path / "s.json"))
-    assert "the template's default config is not valid at" in line and "cols=8" in line
+    assert "no config is valid at" in line and "cols=2" in line and "change the template's default" not in line
     assert 'violates restriction "threads_per_row * vector_width <= cols"' in line
     assert not (tmp_path / "s.json").exists()
 

@@ -28,12 +28,21 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
     space = template.space(problem)
     chosen = spec.options.get("problem") or {}
     where = ", ".join(f"{name}={problem[name]}" for name in chosen if name in problem) or "the default problem"
+    notes: tuple[str, ...] = ()
     try:
         default = space.config(template.default) if template.default else space.default_config()
-    except SpaceError as exc:  # the restriction reads a problem parameter: the default does not fit this size
-        raise WorkbenchError(f"{template.name}: the template's default config is not valid at {where} "
-                             f"({exc}); a run measures it first, as the point every result is compared with: choose sizes "
-                             "it fits, or change the template's default") from None
+    except SpaceError as exc:  # a restriction reads a problem parameter: the default does not fit this size
+        if not chosen:  # at the spec's own problem: the spec is wrong, whatever is run
+            raise WorkbenchError(f"{template.name}: the template's default config is not valid at its default "
+                                 f"problem ({exc}): change the template's default") from None
+        if space.count() == 0:  # nothing to search: said as that, not as the default's fault
+            raise WorkbenchError(f"{template.name}: no config is valid at {where} (the template's default: {exc}); "
+                                 "choose sizes the template's restrictions allow") from None
+        # the other configs of this size are still worth tuning: it is searched without a point of
+        # comparison (a stand-in called "the default" would be compared with as if it were one)
+        default = None
+        notes = (f"{template.name}: the template's default config is not valid at {where} ({exc}); that size "
+                 "is searched without it, so none of its results is compared with the default",)
     try:  # the spec's launch was checked at its own problems only: a fractional grid at this size is refused now
         if default is not None:
             template.grid(problem, default)
@@ -64,6 +73,7 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
         default_config=default,
         description=template.description,
         reference=reference_note(template, spec.kind),
+        notes=notes,
     )
 
 

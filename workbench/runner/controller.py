@@ -604,18 +604,23 @@ def _prepare_any(request: RunRequest, session: Session | None, output: Path | No
 
 
 def _check_sizes(spec: BackendSpec, target: Target, problems: Sequence[Mapping[str, Any]],
-                 where: str = "{sizes}") -> None:
+                 where: str = "{sizes}") -> list[str]:
     """Every size of a sweep is a problem the template accepts (one line naming the bad value;
-    ``where`` says where the sizes came from, as an error's template: ``{sizes}`` is the setting)."""
+    ``where`` says where the sizes came from, as an error's template: ``{sizes}`` is the setting).
+    Returns what the sizes' targets have to say when the sweep starts (a size its default config
+    does not fit), each once."""
     if target.kind != "template":
         what = {"python": "a python benchmark", "recording": "a recording"}.get(target.kind, f"a {target.kind}")
         raise WorkbenchError(template=f"{where}: {quoted(repr(target.kernel))} has one fixed problem ({what}); "
                                       "sweeping sizes needs a template")
+    notes: dict[str, None] = {}
     for problem in problems:
         try:
-            open_target(BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)}))
+            sized = open_target(BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)}))
         except WorkbenchError as exc:
             raise exc.prefixed(f"{where}: ") from None
+        notes.update(dict.fromkeys(sized.notes))
+    return list(notes)
 
 
 def _resolved_plan(spec: BackendSpec, plan: SweepPlan, base: Mapping[str, Any], where: str = "{sizes}") -> SweepPlan:
@@ -675,7 +680,7 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     where = "{sizes}" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
     plan = _resolved_plan(spec, plan, session.problem, where)
     problems = plan.problems(session.problem)
-    _check_sizes(spec, open_target(spec), problems, where)
+    size_notes = _check_sizes(spec, open_target(spec), problems, where)
     groups = trials_by_problem(session)
     todo = [SizeRun(p, plan.budget - len(groups.get(problem_key(p), ())))
             for p in problems if len(groups.get(problem_key(p), ())) < plan.budget]
@@ -695,7 +700,8 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         sized = dataclasses.replace(size_request, problem=dict(problem), budget=budget)
         return _prepare(sized, session, output, None, size=problem, warm=plan.warm_start)
 
-    return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, base.warnings, searches=True)
+    warnings = list(dict.fromkeys([*base.warnings, *size_notes]))  # the base run's size may be one of them
+    return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, warnings, searches=True)
 
 
 def _with_measured_sizes(session: Session, sizes: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any, ...]]:
