@@ -1222,6 +1222,9 @@ def test_a_source_that_cannot_compile_stops_the_run_after_a_few_configs(cli, tmp
                "10", "--sizes", "n=50000,16777216", "--out", tmp_path / "sweep.json", "--quiet")
     assert done.returncode == 0, done.stderr
     assert json.loads(cli("show", tmp_path / "sweep.json", "--json").stdout)["trials"] == 20
+    # the size that failed says why, as a run of one size does (it said only "none succeeded")
+    failed = next(line for line in done.stdout.splitlines() if line.startswith("  n=50000:"))
+    assert "none succeeded; 10 of 10 compile_error: saxpy.cu(" in failed and "error: expected an expression" in failed
 
 
 def test_a_size_that_gives_an_argument_a_negative_shape_is_refused_before_the_run(cli, tmp_path):

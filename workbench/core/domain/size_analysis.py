@@ -263,6 +263,22 @@ def missing_cells(rows: Sequence[SizeRow], space: SearchSpace | None = None) -> 
     return out
 
 
+def _most_frequent_failure(trials: Sequence[Trial]) -> str:
+    """The failure most of ``trials`` share, with its count: ``40 of 40 compile_error: k.cu(20):
+    error: expected a ";"``. A sweep measures every size to its budget (a compile error may be one
+    size's), so a source that compiles nowhere ends with a line per size, and that line said only
+    "none succeeded"."""
+    counts: dict[tuple[str, str], int] = {}
+    for trial in trials:
+        lines = trial.measurement.message.strip().splitlines()
+        key = (trial.status.value, lines[0][:160] if lines else "")
+        counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return "nothing measured"
+    (status, message), count = max(counts.items(), key=lambda item: item[1])
+    return f"{count} of {len(trials)} {status}" + (f": {message}" if message else "")
+
+
 def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
     """One line per size for the command line: its best latency and config under ``cost`` (an
     objective's: the best *feasible* trial, as ``show`` and ``export --at`` answer), and how many
@@ -277,7 +293,7 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
             succeeded = any(t.status is Status.OK for t in row.trials)
             why = ("none meets the constraints" if succeeded
                    else f"none succeeded ({aborted} stopped early as hopeless under the latency limit)" if aborted
-                   else "none succeeded")
+                   else f"none succeeded; {_most_frequent_failure(row.trials)}")
             lines.append(f"  {row.label}: {len(row.trials)} trials, {why}")
             continue
         estimated = " (resources estimated)" if row.best.measurement.resources_pending else ""
