@@ -12,6 +12,7 @@ import ast
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -1193,7 +1194,29 @@ def test_the_include_guard_has_no_run_of_underscores(tmp_path: Path) -> None:
              "cache": {"32": {"block_size_x": 32, "time": 2.0}, "64": {"block_size_x": 64, "time": 1.0}}}
     (tmp_path / "kt.json").write_text(json.dumps(cache))
     header = export_text(plan_export([import_kt_cache(tmp_path / "kt.json")]), "header")
-    assert "#ifndef WORKBENCH_TUNED_EVIL_KERN_H" in header and "__" not in header.split("#ifndef ")[1].split()[0]
+    guard = header.split("#ifndef ")[1].split()[0]
+    assert guard.startswith("WORKBENCH_TUNED_EVIL_KERN_") and "__" not in guard
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs a host C++ compiler")
+def test_two_kernels_whose_names_differ_only_in_punctuation_or_case_get_two_include_guards(tmp_path: Path) -> None:
+    """``conv-2d`` and ``conv_2d`` (or ``k`` and ``K``) shared the guard WORKBENCH_TUNED_CONV_2D_H:
+    a program including both headers silently skipped the second, whose macros then read as 0 in
+    an ``#if``. The dispatch headers' guards likewise."""
+    from workbench.core.io.interop import import_kt_cache
+
+    includes = []
+    for name, slot in (("conv-2d", "tile"), ("conv_2d", "unroll"), ("k", "rows"), ("K", "cols")):
+        cache = {"device_name": "GPU X", "kernel_name": name, "problem_size": 64,
+                 "tune_params_keys": [slot], "tune_params": {slot: [4, 8]},
+                 "cache": {"4": {slot: 4, "time": 2.0}, "8": {slot: 8, "time": 1.0}}}
+        source = tmp_path / f"{slot}.json"
+        source.write_text(json.dumps(cache))
+        (tmp_path / f"{slot}.h").write_text(export_text(plan_export([import_kt_cache(source)]), "header"))
+        includes.append(f'#include "{slot}.h"\nstatic_assert({slot} == 8, "{name}");')
+    (tmp_path / "both.cpp").write_text("\n".join(includes) + "\n")
+    compiled = subprocess.run(["g++", "-fsyntax-only", "both.cpp"], cwd=tmp_path, capture_output=True, text=True)
+    assert compiled.returncode == 0, compiled.stderr
 
 
 def test_an_export_of_a_session_tuned_on_other_code_warns_where_it_is_made(cli, tmp_path: Path) -> None:

@@ -46,6 +46,7 @@ from workbench.core.io.export import (
     objective_comment,
     comment_line,
     find_template,
+    include_guard,
     provenance_label,
     reads_recorded_names,
     sessions_provenance,
@@ -558,7 +559,7 @@ def dispatch_c(plan: DispatchPlan) -> str:
             "export --format dispatch-py, which takes any integer")
     ident = _identifier(plan.kernel)
     macro = ident.upper()
-    guard = f"WORKBENCH_DISPATCH_{macro}_H"
+    guard = include_guard("WORKBENCH_DISPATCH_", plan.kernel)  # unique per kernel name, as the tuned header's
     ctype = "long long" if plan.integer else "double"
     out = [f"#ifndef {guard}", f"#define {guard}", ""]
     out += _comments(plan, "// ")

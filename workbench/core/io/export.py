@@ -841,9 +841,18 @@ def _launch_comments(plan: ExportPlan, choice: Choice) -> list[str]:
     return lines + ([f"// {comment_line(opt_in)}"] if opt_in else [])
 
 
+def include_guard(prefix: str, kernel: str) -> str:
+    """``PREFIX_CONV_2D_1F2E3D4C_H``: the kernel's name as a macro, then the first 8 hex digits of
+    the SHA-256 of its exact name. The name alone gave two kernels one guard (``conv-2d`` and
+    ``conv_2d``, ``k`` and ``K``, any two names in another script), and a program including both
+    headers silently skipped the second, whose macros then read as 0 in an ``#if``. One underscore
+    between words: a name with two in a row is reserved to the implementation."""
+    core = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", kernel).upper()).strip("_") or "KERNEL"
+    return f"{prefix}{core}_{hashlib.sha256(kernel.encode('utf-8', 'surrogatepass')).hexdigest()[:8].upper()}_H"
+
+
 def _header(plan: ExportPlan) -> str:
-    # one underscore between words: a name reserved to the implementation has two in a row
-    guard = "WORKBENCH_TUNED_" + (re.sub(r"_+", "_", _macro(plan.kernel)).strip("_") or "KERNEL") + "_H"
+    guard = include_guard("WORKBENCH_TUNED_", plan.kernel)
     out = [f"#ifndef {guard}", f"#define {guard}", ""]
     out += _preamble(plan)
     if len(plan.choices) == 1:
