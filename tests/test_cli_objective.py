@@ -687,3 +687,46 @@ def test_show_says_a_slider_set_limit_to_six_digits_as_the_window_does(cli, tmp_
     assert "limits   latency_ms <= 0.0684917\n" in shown.stdout, shown.stdout
     as_json = json.loads(cli("show", out, "--json", "--constraint", "latency_ms<=0.0684916504792001").stdout)
     assert "0.0684916504792001" in json.dumps(as_json["constraints"])  # a file's figure stays exact
+
+
+def test_show_says_what_kept_the_fastest_config_out(capsys, session: Path) -> None:
+    """Under a constraint that excludes the fastest config, ``show`` said only what the
+    recommendation now was; the window's card said what excluded the fastest, and ``show`` says it
+    in the same words. A fastest config the weights rank lower is said as such."""
+    def text(*flags: str) -> dict[str, str]:
+        capsys.readouterr()
+        assert main(["show", str(session), *flags]) == 0
+        return {line[:9].strip(): line[9:] for line in capsys.readouterr().out.splitlines()}
+
+    assert "fastest" not in text()  # the recommendation is the fastest
+    excluded = text("--constraint", "gflops_w>=10")
+    assert excluded["fastest"] == "trial 3, 0.2 ms (1.50x faster): excluded by gflops_w 8 < 10"
+    doc = show(capsys, session, "--constraint", "gflops_w>=10")
+    assert doc["fastest_left_out"]["excluded_by"] == ["gflops_w 8 < 10"]
+    assert doc["fastest_left_out"]["config"] == {"block_size_x": 256}
+    weighed = text("--weight", "gflops_w=1", "--weight", "latency_ms=0.5")
+    assert weighed["fastest"].startswith("trial 3, 0.2 ms (") and " scores " in weighed["fastest"]
+    assert weighed["fastest"].endswith(" under the weights")
+
+
+def test_a_weighted_explanation_gives_each_metric_to_the_scores_digits(capsys, session: Path) -> None:
+    """"highest score 0.998 (latency 1.00, memory 1.00 of best)": parts at two decimals read as
+    perfect where the score beside them is not."""
+    why = show(capsys, session, "--weight", "gflops_w=1", "--weight", "latency_ms=1")["best"]["why"]
+    parts = why.split("(")[1].split(" of best")[0]
+    assert all(len(part.split()[-1].split(".")[1]) == 3 for part in parts.split(", ")), why
+
+
+def test_show_says_which_aborted_candidates_a_relaxed_latency_limit_lets_back(cli, tmp_path: Path) -> None:
+    """Relaxing the limit on ``show``'s command line said nothing of the candidates it had stopped
+    early, though they may now meet it (the window offers *Re-measure aborted*)."""
+    out = tmp_path / "r.json"
+    assert cli("tune", "reduce_sum", "--backend", "sim", "--resources", "estimated", "--budget", "40",
+               "--max-latency-ms", "0.03", "--out", out, "--quiet").returncode == 0
+    doc = json.loads(cli("show", out, "--json").stdout)
+    assert doc["by_status"].get("aborted"), doc["by_status"]  # the limit stopped some early
+    relaxed = cli("show", out, "--max-latency-ms", "1000").stdout
+    line = next(line for line in relaxed.splitlines() if line.startswith("aborted  "))
+    assert "under an earlier latency limit" in line
+    assert f"re-measure them (tune --remeasure-aborted --out {out} --max-latency-ms 1000)" in line
+    assert json.loads(cli("show", out, "--json", "--max-latency-ms", "1000").stdout)["aborted_note"] == line[9:]

@@ -194,7 +194,7 @@ def test_table_puts_the_outcome_first_names_violations_and_the_card_names_the_ex
     assert table.data(cell) == "no: latency, registers"  # not "registers / thread", the header's unit
     shown.model.set_constraints(extra=())
     shown.model.set_constraints(max_latency_ms=0.15, max_memory_mb=None)
-    from workbench.gui.results_table import _apart
+    from workbench.core.domain.objective import values_apart as _apart
 
     assert _apart(4.1312, 4.131) == ("4.1312", "4.131")  # "4.13 > 4.131" read as a contradiction
     assert _apart(1234567.0, 1234566.0) == ("1234567", "1234566") and _apart(0.2, 0.15) == ("0.2", "0.15")

@@ -25,7 +25,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Status, Trial
 from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.core.domain.metrics import METRICS, known_direction
-from workbench.core.domain.objective import Bound
+from workbench.core.domain.objective import violated_bounds, violations
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUS_CODES, STATUSES, SessionModel
 from workbench.gui.settings_store import SettingsStore
@@ -126,13 +126,7 @@ def feasibility_text(model: SessionModel, row: int) -> str:
     ranking = model.ranking
     if ranking is None or ranking.feasible[row]:
         return "yes"
-    broken = []
-    for bound, value in _violated(model, row):
-        if math.isnan(value):
-            broken.append(f"{bound.metric} not reported")
-            continue
-        shown, limit = _apart(value, bound.value)
-        broken.append(f"{bound.metric} {shown} {'>' if bound.op == '<=' else '<'} {limit}")
+    broken = violations(trial, model.constraints)
     if not broken and ranking.unscored[row]:  # within the constraints, but nothing to score it on
         return "no score: reports no weighted metric"
     return "; ".join(broken) or "no"
@@ -146,30 +140,12 @@ def feasibility_cell(model: SessionModel, row: int) -> str:
     text = feasibility_text(model, row)
     if text == "yes" or not model.trials[row].ok:  # a failure or an aborted candidate: said as such
         return text
-    violated = _violated(model, row)
+    violated = violated_bounds(model.trials[row], model.constraints)
     if not violated:
         return text
     # the header's words without its unit ("latency (ms)", "registers / thread": latency, registers)
     names = (metric_label(bound.metric).split(" (")[0].split(" / ")[0] for bound, _ in violated)
     return "no: " + ", ".join(dict.fromkeys(names))
-
-
-def _violated(model: SessionModel, row: int) -> list[tuple[Bound, float]]:
-    """Each constraint in force that row ``row``'s trial violates, with the trial's value (NaN
-    when it did not report the metric)."""
-    trial = model.trials[row]
-    return [(bound, value) for bound in model.constraints.bounds()
-            if not bound.check(value := trial.metric(bound.metric))]
-
-
-def _apart(value: float, limit: float) -> tuple[str, str]:
-    """``value`` and ``limit`` with the fewest significant digits (3 at least) that tell them apart:
-    at 3 digits a latency of 4.1312 over a limit of 4.131 read "4.13 > 4.131"."""
-    for digits in range(3, 18):
-        shown, bound = f"{value:.{digits}g}", f"{limit:.{digits}g}"
-        if shown != bound:
-            return shown, bound
-    return repr(value), repr(limit)
 
 
 def latency_spread_percent(trial: Trial) -> float:

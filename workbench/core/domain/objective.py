@@ -180,6 +180,36 @@ class Bound:
         return bool(self.satisfied(np.asarray([value], dtype=float))[0])
 
 
+def violated_bounds(trial: Trial, constraints: "Constraints") -> list[tuple[Bound, float]]:
+    """Each bound of ``constraints`` that ``trial`` violates, with its value (NaN when it did not
+    report the metric)."""
+    return [(bound, value) for bound in constraints.bounds() if not bound.check(value := trial.metric(bound.metric))]
+
+
+def violations(trial: Trial, constraints: "Constraints") -> list[str]:
+    """What keeps a successful ``trial`` out of the feasible set, one phrase per violated bound
+    (``registers 22 > 20``, ``quality not reported``): the window's table and card and ``show``
+    say it in these words."""
+    out = []
+    for bound, value in violated_bounds(trial, constraints):
+        if math.isnan(value):
+            out.append(f"{bound.metric} not reported")
+            continue
+        shown, limit = values_apart(value, bound.value)
+        out.append(f"{bound.metric} {shown} {'>' if bound.op == '<=' else '<'} {limit}")
+    return out
+
+
+def values_apart(value: float, limit: float) -> tuple[str, str]:
+    """``value`` and ``limit`` with the fewest significant digits (3 at least) that tell them apart:
+    at 3 digits a latency of 4.1312 over a limit of 4.131 read "4.13 > 4.131"."""
+    for digits in range(3, 18):
+        shown, bound = f"{value:.{digits}g}", f"{limit:.{digits}g}"
+        if shown != bound:
+            return shown, bound
+    return repr(value), repr(limit)
+
+
 def check_stored_constraints(constraints: "Constraints", source: str | os.PathLike[str] | None) -> None:
     """:meth:`Constraints.check_possible` for constraints read from the session file ``source``:
     the refusal names the file, since no flag or slider gave them (None or '': said plainly)."""
@@ -882,7 +912,7 @@ class Ranking:
                         text += f" ({ratio:.2f}x {word} than the best)"
         else:
             parts = ", ".join(
-                f"{_NOUNS.get(m, m)} {self.normalised[m][i]:.2f}"
+                f"{_NOUNS.get(m, m)} {self.normalised[m][i]:.3f}"  # as the score: 0.995 is no 1.00
                 for m in self.weights
                 if not math.isnan(self.normalised[m][i])
             )
