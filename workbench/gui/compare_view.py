@@ -35,6 +35,7 @@ from workbench.gui.plot_axes import ReadableAxis, set_left_title
 from workbench.gui.source_view import TEMPLATE_CHANGED, render_source
 from workbench.core.domain.figures import fmt
 from workbench.gui.text import WARNING_TEXT, metric_label, window_message
+from workbench.gui.clipped_cells import elide_cut_cells
 
 DIFFERS = QBrush(QColor(255, 236, 179))
 CURVE_COLOURS = ((0, 114, 178), (213, 94, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (230, 159, 0))
@@ -77,6 +78,7 @@ class CompareView(QWidget):
         self.pick_b.clicked.connect(lambda: self.pick(self.a, self.model.selected) if self.model.selected is not None else None)
         self.table = QTableWidget(0, 4)
         self.table.setAccessibleName("Figures and slots of A and B")
+        elide_cut_cells(self.table)  # a cut B column read "0.0281" for 0.02818
         self.table.setTabKeyNavigation(False)  # arrows move within it; Tab leaves it (it kept Tab, cell by cell)
         self.table.setHorizontalHeaderLabels(["", "A", "B", "B / A"])
         self.table.verticalHeader().setVisible(False)

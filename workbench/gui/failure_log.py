@@ -19,6 +19,7 @@ from workbench.core.domain.measurement import Status
 from workbench.gui.analysis import STATUSES, concentrations_from_columns, failure_reasons, status_counts_from_codes
 from workbench.gui.model import SessionModel
 from workbench.gui.results_table import TrialFilterProxy, TrialTableModel, follow_sort
+from workbench.gui.clipped_cells import elide_cut_cells
 
 
 #: Distinct failure reasons named per status in the summary (the rest are counted).
@@ -54,6 +55,7 @@ class FailureLog(QWidget):
         self.proxy.set_status_filter("failed")
         self.view = QTableView()
         self.view.setAccessibleName("Failed trials")
+        elide_cut_cells(self.view)
         self.view.setTabKeyNavigation(False)  # arrows move within it; Tab leaves it, as from the results
         self.view.setModel(self.proxy)
         follow_sort(self.view, self.proxy)

@@ -48,6 +48,7 @@ from workbench.core.domain.portability import (
 )
 from workbench.gui.model import SessionModel
 from workbench.gui.text import WARNING_TEXT, plain_tip, window_message
+from workbench.gui.clipped_cells import elide_cut_cells
 
 WARN = WARNING_TEXT
 
@@ -118,6 +119,7 @@ class PortabilityView(QWidget):
         self.at.editingFinished.connect(self.refresh)
         self.table = QTableWidget(0, 0)
         self.table.setAccessibleName("Each config on each GPU")
+        elide_cut_cells(self.table)
         self.table.setTabKeyNavigation(False)  # arrows move within it; Tab leaves it (it kept Tab, cell by cell)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.horizontalHeader().setStretchLastSection(True)

@@ -32,6 +32,7 @@ from workbench.gui.settings_store import SettingsStore
 from workbench.core.domain.figures import fmt
 from workbench.gui.text import MUTED_TEXT, WARNING_TEXT, metric_label, plain_tip, score_text
 from workbench.gui.elided_label import ElidedLabel
+from workbench.gui.clipped_cells import elide_cut_cells
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Metric columns after latency / score / feasibility / noise, in this order (those some trial reports).
@@ -644,6 +645,7 @@ class ResultsTable(QWidget):
         self.view = QTableView()
         self.view.setTabKeyNavigation(False)  # Tab leaves the table (it went from cell to cell for ever); arrows move in it
         self.view.setAccessibleName("Trials")
+        elide_cut_cells(self.view)  # a column half out of view shows "2…", never "25" for 256
         self.view.setModel(self.proxy)
         follow_sort(self.view, self.proxy)
         self._shown_metrics: set[str] = set()
