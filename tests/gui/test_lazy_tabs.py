@@ -52,11 +52,35 @@ def test_a_page_built_after_a_zoom_takes_it(window):
 
 def test_every_chart_is_listed_and_exportable_before_its_tab_was_shown(window, tmp_path):
     export_menu = next(a.menu() for a in window.menuBar().actions()[0].menu().actions() if a.text() == "Export c&hart")
-    assert [a.text() for a in export_menu.actions()][-2:] == ["Roofline chart as PNG...", "Roofline chart as SVG..."]
+    assert [a.text() for a in export_menu.actions()][-4:] == [
+        "Roofline chart as PNG...", "Roofline chart as SVG...",
+        "Best latency per evaluation (Compare) chart as PNG...", "Best latency per evaluation (Compare) chart as SVG..."]
     assert not window.pages.is_built("roofline")
     window.export_chart("roofline", str(tmp_path / "roofline.png"))
     assert (tmp_path / "roofline.png").stat().st_size > 0
     assert list(window.charts) == ["score", "tradeoff", "metric", "roofline"]
+    assert not window.pages.is_built("compare")
+    window.export_chart("compare", str(tmp_path / "compare.png"))
+    assert (tmp_path / "compare.png").stat().st_size > 0
+
+
+def test_the_compare_curves_export_larger_than_their_pane_with_their_legend(window, tmp_path):
+    """The curves of two strategies were a 200 x 180 px plot in the Compare tab, which nothing
+    could enlarge or export: a slide of them was a screenshot of the pane."""
+    from PySide6.QtGui import QImage
+
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("block", (32, 64, 128, 256))])
+    trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU", "simulated": True}))
+    window.export_chart("compare", str(tmp_path / "compare.png"))
+    image = QImage(str(tmp_path / "compare.png"))
+    assert image.width() >= 2 * 900 and image.height() >= 2 * 520  # at least the export's size, at scale 2
+    assert window.compare.export_title() == "Best latency per evaluation · toy"
+    assert "this session: toy" in window.compare.legend.text()
 
 
 def test_a_page_whose_build_fails_is_built_again_when_next_asked_for(qtbot):

@@ -139,7 +139,8 @@ def export_chart(chart: Any, path: str, badge: str | None = None, scale: float =
     """Write ``chart`` as PNG or SVG (by the suffix); raises WorkbenchError when it cannot."""
     chart.refresh()
     _settle(chart)
-    plot_width, plot_height = max(chart.plot.width(), 320), max(chart.plot.height(), 200)
+    least_width, least_height = getattr(chart, "export_min_size", (320, 200))
+    plot_width, plot_height = max(chart.plot.width(), least_width), max(chart.plot.height(), least_height)
     size = QSize(plot_width, plot_height + 130)  # room above the plot for the title and the legend
     if path.lower().endswith(".svg"):
         # Qt's own SVG painter: pyqtgraph's SVGExporter cannot parse the paths Qt 6.12 writes.

@@ -336,6 +336,27 @@ class CompareView(QWidget):
             self._overlay_cache[key] = (best_latency_so_far(trials, constraints), elsewhere)
         return self._overlay_cache[key]
 
+    # --- as an exported chart (File > Export chart): the curves on a slide, larger than the pane ----
+    #: Title of the exported picture (see :func:`workbench.gui.chart_export.export_chart`).
+    title = "Best latency per evaluation"
+    #: The smallest exported plot, in pixels: the pane's plot is a few hundred pixels wide, which
+    #: a slide or a projector cannot show; the export draws the same curves at least this large.
+    export_min_size = (900, 520)
+
+    @property
+    def legend(self) -> QLabel:
+        return self.curve_legend
+
+    def refresh(self) -> None:
+        """Draw the curves for the session and overlays as they are now (a tab never shown has none)."""
+        self._draw_curves()
+
+    def export_title(self) -> str:
+        session = self.model.session
+        if session is None:
+            return self.title
+        return f"{self.title} · {session.kernel}"
+
     def clear_sessions(self) -> None:
         """Take away every overlaid session (the open one stays)."""
         self.others, self.other_paths, self.add_error = [], [], ""

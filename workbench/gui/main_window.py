@@ -388,7 +388,10 @@ class MainWindow(WindowRuns):
         export = menu.addMenu("Export c&hart")  # (&C is Export CSV's)
         from workbench.gui.why_view import RooflineChart
 
-        titles = {**{key: chart.title for key, chart in self.built_charts.items()}, "roofline": RooflineChart.title}
+        from workbench.gui.compare_view import CompareView
+
+        titles = {**{key: chart.title for key, chart in self.built_charts.items()}, "roofline": RooflineChart.title,
+                  "compare": f"{CompareView.title} (Compare)"}
         for key, title in titles.items():
             for fmt in ("png", "svg"):
                 action = QAction(f"{title} chart as {fmt.upper()}...", self)

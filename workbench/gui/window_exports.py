@@ -18,6 +18,7 @@ from workbench.gui.text import EXPORT_SUFFIXES
 if TYPE_CHECKING:
     from workbench.gui.bridge import EngineThread
     from workbench.gui.charts import ChartBase
+    from workbench.gui.compare_view import CompareView
     from workbench.gui.model import SessionModel
     from workbench.gui.run_panel import RunToolbar
 
@@ -41,6 +42,10 @@ class WindowExports(QMainWindow):
 
     @property
     def charts(self) -> dict[str, ChartBase]:
+        raise NotImplementedError
+
+    @property
+    def compare(self) -> CompareView:
         raise NotImplementedError
 
     def _last_dir(self) -> str:
@@ -240,7 +245,8 @@ class WindowExports(QMainWindow):
 
         badge = self.timing_badge.text().strip()
         target = self._export_target(path)
-        export_chart(self.charts[key], str(target), badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
+        chart = self.compare if key == "compare" else self.charts[key]  # the Compare tab's curves: a chart too
+        export_chart(chart, str(target), badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
         self._exported(target)
 
     def _on_export_chart(self, key: str, fmt: str) -> None:
