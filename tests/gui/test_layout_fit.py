@@ -715,6 +715,10 @@ def test_presentation_mode_on_a_1280_px_projector_keeps_the_progress_in_sight_an
         # whole beside the status bar's labels (the longer sentence was cut before its reason)
         room = status.width() - ran.device_label.width() - ran.timing_badge.width() - 24
         assert status.fontMetrics().horizontalAdvance(status.currentMessage()) <= room, (status.currentMessage(), room)
+        # a constraint moved: the new recommendation shows at once (the note hid it for ten seconds)
+        ran.model.set_constraints(max_latency_ms=1e9)
+        assert status.currentMessage() == "" and ran.summary_label.isVisible()
+        assert ran.summary_label.text().startswith("recommended: ")
     assert ran.zoom.factor > 1.0  # as large as fits
     # still presentation mode (ticked), so F11 again leaves it: unticked, each F11 turned it on again
     assert ran.zoom.presentation_action.isChecked()

@@ -691,6 +691,10 @@ class MainWindow(WindowRuns):
             best = ranking.best
             text = ranking.summary(None if best is None else int(self.model.trial_numbers()[best]))
         self.summary_label.setText(text)
+        if text and self.statusBar().currentMessage() == self.zoom.said:
+            # a new recommendation outranks why the zoom is smaller than asked: that note hid the
+            # recommendation for its ten seconds after a constraint moved, and into a run
+            self.statusBar().clearMessage()
         self._update_title()
 
     def _update_title(self) -> None:

@@ -101,6 +101,8 @@ class Zoom:
         self.base_font = QFont(window.font())
         self.base_point_size = self.base_font.pointSizeF() if self.base_font.pointSizeF() > 0 else 9.0
         self.factor = 1.0
+        #: The last note of a zoom smaller than asked for ("" before any), which a new recommendation clears.
+        self.said = ""
         #: the left column's width as the zoom last set it (None: never): another width is the person's
         self._left_width_set: int | None = None
         #: whether the person set the split between the result tabs and the trial detail (dragged it
@@ -150,9 +152,9 @@ class Zoom:
         if self.factor < before and shown:  # said: the presenter asked for larger text than this
             # short enough for the status bar of the window it speaks of (the longer sentence was
             # cut at 1280 px in presentation mode, the case it is for)
-            self.window.statusBar().showMessage(
-                f"zoom {self.factor:.0%}, not {before:.0%}: the controls need a window wider than "
-                f"{self.window.width()} px", 10000)
+            self.said = (f"zoom {self.factor:.0%}, not {before:.0%}: the controls need a window wider than "
+                         f"{self.window.width()} px")
+            self.window.statusBar().showMessage(self.said, 10000)
         if shown:
             self.fit_panes()  # (before the window is laid out, its splitters have no width to share)
 
