@@ -1292,3 +1292,17 @@ def test_a_trial_without_source_shows_no_empty_source_box(window, qtbot, cli, tm
                           "options": {"compile": "estimate"}})
     window.model.select(0)
     assert view.editor.isVisible() and "#define" in view.editor.toPlainText()
+
+
+def test_an_empty_window_draws_no_tick_values_and_a_session_brings_them_back(window):
+    """Before any trial the charts read "memory" from 0.1 to 0.9 and latencies of 2, 5, 9 ms:
+    figures of nothing, on a projector, before the first run."""
+    charts = list(window.charts.values())[:3]
+    for chart in charts:
+        chart.refresh()
+        assert chart.no_data.isVisible()
+        assert not any(chart.plot.getAxis(name).style["showValues"] for name in ("left", "bottom"))
+    window.model.set_session(_session())
+    for chart in charts:
+        chart.refresh()
+        assert all(chart.plot.getAxis(name).style["showValues"] for name in ("left", "bottom")), chart.title
