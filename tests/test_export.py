@@ -1285,3 +1285,25 @@ def test_a_recorded_parameter_with_letters_beyond_ascii_keeps_its_name(tmp_path:
     (tmp_path / "kt.json").write_text(json.dumps(cache, ensure_ascii=False), encoding="utf-8")
     header = export_text(plan_export([import_kt_cache(tmp_path / "kt.json")]), "header")
     assert "#define blöck 1" in header.splitlines() and "#define tile 1" in header.splitlines()
+
+
+def test_the_out_suffix_names_the_format_when_none_is_given(sessions: dict[str, Session], tmp_path: Path,
+                                                            capsys) -> None:
+    """``export S --out best.h`` was refused for a missing --format, though the window's Export best
+    config goes by the suffix and the suffix said which."""
+    path = tmp_path / "s.json"
+    save_session(sessions["vector_add"], path)
+    for suffix, fmt in ((".h", "header"), (".cu", "cuda"), (".json", "json"), (".py", "cupy"), (".csv", "csv")):
+        out = tmp_path / f"best{suffix}"
+        capsys.readouterr()
+        assert cli_main(["export", str(path), "--out", str(out)]) == 0, capsys.readouterr().err
+        assert f"exported {fmt} " in capsys.readouterr().out
+        given = tmp_path / f"given{suffix}"
+        assert cli_main(["export", str(path), "--format", fmt, "--out", str(given)]) == 0
+        if fmt != "json":  # (a JSON export records when it was written)
+            assert out.read_text().replace(out.name, "X") == given.read_text().replace(given.name, "X")
+    for out in ("best.txt", "-"):
+        capsys.readouterr()
+        assert cli_main(["export", str(path), "--out", out if out == "-" else str(tmp_path / out)]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert line.startswith("error: --out ") and "give --format" in line

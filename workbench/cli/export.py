@@ -17,12 +17,29 @@ from workbench.core.errors import WorkbenchError, counted, printable
 from workbench.core.fs import atomic_write
 
 
+#: The format an --out suffix names when --format is not given (the window's Export best config
+#: goes by the suffix too). A dispatch header or module, or a Kernel Tuner cache, is named with --format.
+FORMAT_BY_SUFFIX = {".h": "header", ".cu": "cuda", ".json": "json", ".py": "cupy", ".csv": "csv"}
+
+
+def format_by_suffix(out: str) -> str:
+    """``--format`` as ``out``'s suffix names it, or one line saying which suffixes do."""
+    if out == STDOUT:
+        raise WorkbenchError("--out - writes to standard output: give --format, which no suffix names there")
+    fmt = FORMAT_BY_SUFFIX.get(Path(out).suffix.lower())
+    if fmt is None:
+        known = ", ".join(f"{suffix} {name}" for suffix, name in FORMAT_BY_SUFFIX.items())
+        raise WorkbenchError(f"--out {out}: give --format, or a suffix that names one ({known})")
+    return fmt
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.domain.session import load_session
     from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
     from workbench.core.io.export import export_sessions, is_export_file, render_export
     from workbench.core.io.export_seal import unchanged_export
 
+    args.format = args.format or format_by_suffix(args.out)
     check_distinct(args.sessions)
     note_runs_writing(args.sessions, "this export")
     if args.format in TRIAL_FORMATS:

@@ -232,11 +232,12 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
 
     export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script")
     export.add_argument("sessions", nargs="+", metavar="SESSION", help="session file(s): one per device for a portable header")
-    export.add_argument("--format", required=True,
+    export.add_argument("--format", default=None,
                         choices=("header", "cuda", "json", "cupy", "dispatch", "dispatch-py", *TRIAL_FORMATS),
                         help="dispatch / dispatch-py: a C header / Python module picking the config by problem size "
                              "(a session tuned at several sizes); csv / kt-cache: every trial of one session, "
-                             "as a table or a Kernel Tuner cache file")
+                             "as a table or a Kernel Tuner cache file (default: by --out's suffix, .h header, "
+                             ".cu cuda, .json json, .py cupy, .csv csv, as the window's Export best config)")
     export.add_argument("--tolerance", type=float, default=None, metavar="FRACTION",
                         help="dispatch: every measured size within this of its optimum (default 0.05 = 5%%)")
     export.add_argument("--at", action="append", default=[], metavar="NAME=VALUE",
