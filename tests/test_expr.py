@@ -324,3 +324,24 @@ def test_mask_leaves_inexact_cases_to_python() -> None:
     assert big.mask({"tile_x": np.array([2**40])}) is None  # product beyond 2**53
     floaty = compile_restriction("tile_x % 0.7 < 0.5", NAMES)
     assert floaty.mask({"tile_x": np.array([-3.0])}) is None  # float % rounds differently in NumPy
+
+
+@pytest.mark.parametrize(("text", "hint"), [
+    ("tile && rows", "write 'and' for '&&'"),
+    ("tile || rows", "write 'or' for '||'"),
+    ("tile ? rows : 1", "write 'x if c else y' for 'c ? x : y'"),
+    ("!tile", "write 'not' for '!'"),
+    ("tile > 1 && !rows", "write 'and' for '&&', 'not' for '!'"),
+])
+def test_a_restriction_in_cs_operators_is_told_what_to_write(text: str, hint: str) -> None:
+    """A kernel author writes the condition as in the source: "invalid syntax (col 6: & rows)" did
+    not say that restrictions are Python expressions, nor what to write."""
+    with pytest.raises(RestrictionError) as caught:
+        compile_restriction(text, ["tile", "rows"])
+    assert str(caught.value).endswith(f"{hint} (restrictions are Python expressions)")
+
+
+def test_a_syntax_error_without_cs_operators_gets_no_hint() -> None:
+    with pytest.raises(RestrictionError) as caught:
+        compile_restriction("tile != rows +", ["tile", "rows"])
+    assert "write" not in str(caught.value)

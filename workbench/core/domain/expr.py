@@ -212,6 +212,21 @@ def refuse_hidden_characters(what: str, text: str) -> None:
                                f"{character_name(text[at])} (col {at + 1}: {printable(text[at])}); delete it")
 
 
+#: C and CUDA operators a restriction written as in the kernel's source may use, and what this
+#: language (Python's expression syntax) writes instead.
+_C_OPERATORS = (("&&", "&&", "and"), ("||", "||", "or"), ("?", "c ? x : y", "x if c else y"))
+
+
+def c_syntax_hint(text: str) -> str:
+    """``; write 'and' for '&&'``, for a restriction that fails to parse where it uses C's operators
+    (a kernel author's habit: the error alone, "invalid syntax (col 11: & block_rows)", did not say
+    what to write instead); "" when it uses none. ``!`` alone is not C's ``not`` when it is ``!=``."""
+    used = [f"'{ours}' for '{theirs}'" for trigger, theirs, ours in _C_OPERATORS if trigger in text]
+    if "!" in text.replace("!=", ""):
+        used.append("'not' for '!'")
+    return f"; write {', '.join(used)} (restrictions are Python expressions)" if used else ""
+
+
 def compile_restriction(
     text: str, known_names: Iterable[str], kinds: Mapping[str, str] | None = None
 ) -> Restriction:
@@ -236,7 +251,8 @@ def compile_restriction(
     except SyntaxError as exc:
         col = exc.offset or 1
         snippet = shown[max(col - 1, 0) : col + 19] or "end of text"
-        raise RestrictionError(f'restriction "{shown}": syntax error: {exc.msg} (col {col}: {snippet})') from None
+        raise RestrictionError(f'restriction "{shown}": syntax error: {exc.msg} (col {col}: {snippet})'
+                               f"{c_syntax_hint(shown)}") from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise RestrictionError(f'restriction "{shown}": cannot be parsed ({type(exc).__name__})') from None
     known = tuple(sorted(set(known_names)))
