@@ -1307,3 +1307,16 @@ def test_the_out_suffix_names_the_format_when_none_is_given(sessions: dict[str, 
         assert cli_main(["export", str(path), "--out", out if out == "-" else str(tmp_path / out)]) == 2
         (line,) = capsys.readouterr().err.strip().splitlines()
         assert line.startswith("error: --out ") and "give --format" in line
+
+
+def test_the_measured_sizes_a_refusal_names_are_smallest_first_and_say_the_fixed_parameters_once() -> None:
+    """A size added to a sweep later was listed last (rows=1024, ...; rows=256), and every size
+    repeated the parameter no size changed."""
+    from workbench.core.io.export import measured_sizes_text
+
+    measured = [{"rows": r, "cols": 4096} for r in (1024, 4096, 16384, 256)]
+    assert measured_sizes_text(measured) == "rows=256, 1024, 4096, 16384 (cols=4096)"
+    assert measured_sizes_text([{"n": n} for n in range(10, 0, -1)]) == "n=1, 2, 3, 4, 5, 6 and 4 more"
+    grid = [{"m": m, "n": n} for m in (1024, 512) for n in (512, 256)]
+    assert measured_sizes_text(grid) == "m=512, n=256; m=512, n=512; m=1024, n=256; m=1024, n=512"
+    assert measured_sizes_text([{"n": 4096, "alpha": 2.0}]) == "n=4096, alpha=2.0"

@@ -382,13 +382,11 @@ def answered_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> 
                                      f"{' and '.join(left)} too ({choices})")
         if not trials:
             measured = problems_of(session)
-            # named here: show lists sizes only for a session of several, and printed none for one
-            named = "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in measured[:6])
-            more = f" and {len(measured) - 6} more" if len(measured) > 6 else ""
-            if not named:
+            if not measured:
                 raise WorkbenchError(f"{label}: no trials at problem {problem}; the session has no trials")
+            # named here: show lists sizes only for a session of several, and printed none for one
             raise WorkbenchError(f"{label}: no trials at problem {problem}; its trials are at "
-                                 f"{named}{more}: name one of them with --at")
+                                 f"{measured_sizes_text(measured)}: name one of them with --at")
         return problem, trials
     own = session.trials_at()
     if own or not session.trials:
@@ -849,6 +847,26 @@ def include_guard(prefix: str, kernel: str) -> str:
     between words: a name with two in a row is reserved to the implementation."""
     core = re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9]", "_", kernel).upper()).strip("_") or "KERNEL"
     return f"{prefix}{core}_{hashlib.sha256(kernel.encode('utf-8', 'surrogatepass')).hexdigest()[:8].upper()}_H"
+
+
+def measured_sizes_text(measured: Sequence[Mapping[str, Any]], shown: int = 6) -> str:
+    """The sizes a session measured, smallest first: ``rows=256, 1024, 4096 (cols=4096)`` when one
+    parameter varies, else each size in full (``m=512, n=512; m=1024, n=512``); past ``shown``
+    sizes, how many more. They were listed in the order they were first measured, which a size
+    added to a sweep later put last."""
+    def order(problem: Mapping[str, Any]) -> tuple[tuple[int, Any], ...]:
+        return tuple((0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
+                     for v in problem.values())
+
+    ordered = sorted(measured, key=order)
+    more = f" and {len(ordered) - shown} more" if len(ordered) > shown else ""
+    varying = [k for k in ordered[0] if len({repr(p.get(k)) for p in ordered}) > 1]
+    if len(varying) == 1:
+        (name,) = varying
+        fixed = ", ".join(f"{k}={v}" for k, v in ordered[0].items() if k != name)
+        values = ", ".join(str(p[name]) for p in ordered[:shown])
+        return f"{name}={values}{more}" + (f" ({fixed})" if fixed else "")
+    return "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in ordered[:shown]) + more
 
 
 def _header(plan: ExportPlan) -> str:
