@@ -320,7 +320,7 @@ def test_a_python_specs_bad_restriction_is_its_load_error_naming_the_file(cli, t
         (["tune", "vector_add", "--backend", "foo"], "error: argument --backend: invalid choice: 'foo'"),
         (["frobnicate"], "error: argument command: invalid choice: 'frobnicate'"),
         (["--bogus"], "error: unrecognized arguments: --bogus (python main.py --help)"),
-        (["export", "a.json"], "error: the following arguments are required: --format, --out"),
+        (["export", "a.json"], "error: the following arguments are required: --out"),
     ],
 )
 def test_usage_errors_are_one_line_naming_the_help_that_shows_the_usage(cli, args: list[str], expected: str) -> None:

@@ -618,9 +618,10 @@ def test_a_reference_that_cannot_be_computed_names_its_field_when_checked_and_wh
     (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=1))
     (tmp_path / "saxpy.cu").write_text(SOURCE)
     result = cli("tune", "saxpy", "--kernel-dir", tmp_path, "--backend", "sim", "--budget", 2,
-                 "--out", tmp_path / "s.json")  # in a worker process: its startup error crosses the pipe
+                 "--out", tmp_path / "s.json")  # checked before the run, as a malformed file is refused (exit 2)
     error = result.stderr.strip().splitlines()[-1]
-    assert result.returncode == 1 and said in error and "Error:" not in error, result.stderr
+    assert result.returncode == 2 and said in error and "Error:" not in error, result.stderr
+    assert "backend failed to start" not in result.stderr  # (a worker found it, and the run failed: exit 1)
     assert f"saxpy{SPEC_SUFFIX}:" in error and "reference.outputs.out" in error and not (tmp_path / "s.json").exists()
 
 

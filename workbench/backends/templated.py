@@ -9,7 +9,8 @@ from typing import Any, Mapping
 from workbench.backends.base import BackendSpec, Target
 from workbench.core.errors import SpaceError, TemplateError, WorkbenchError
 from workbench.core.domain.records import device_info
-from workbench.core.domain.templates import KernelTemplate, kernels_dir, require_template
+from workbench.core.domain.templates import DECLARATIVE_SUFFIX, KernelTemplate, kernels_dir, require_template
+from workbench.core.model.checks import reference_problem
 from workbench.core.model.verify import NO_REFERENCE_NOTE
 
 
@@ -28,6 +29,14 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
     space = template.space(problem)
     chosen = spec.options.get("problem") or {}
     where = ", ".join(f"{name}={problem[name]}" for name in chosen if name in problem) or "the default problem"
+    if template.path.endswith(DECLARATIVE_SUFFIX):
+        # a declarative spec's reference is checked on its small problem before the run, as
+        # check-kernels checks it: found by the run's worker, it was a failed start (exit 1) where
+        # a malformed file is a refusal (exit 2); a Python spec's reference is its own code, run
+        # only in a worker
+        wrong = reference_problem(template)
+        if wrong is not None:
+            raise WorkbenchError(f"{template.name}: {wrong}")
     notes: tuple[str, ...] = ()
     try:
         default = space.config(template.default) if template.default else space.default_config()

@@ -168,7 +168,7 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         declared = any(slot.default is not None for slot in space.slots)
         if default is None and declared:
             return CheckResult(template.name, count, problem="the default config is missing or invalid")
-        reference = _reference_problem(template)
+        reference = reference_problem(template)
         if reference is not None:
             return CheckResult(template.name, count, problem=reference)
         wrong_call = next((message for severity, message in template.signature_problems() if severity == "error"), None)
@@ -228,7 +228,7 @@ def _unlaunchable(template: KernelTemplate, problem: Mapping[str, Any], config: 
     return None
 
 
-def _reference_problem(template: KernelTemplate) -> str | None:
+def reference_problem(template: KernelTemplate) -> str | None:
     """What is wrong with the template's reference on its small problem (it cannot be computed,
     gives an output of another shape, or values that are not finite, which no kernel's output
     could match), or None. A run computes it before its first trial, so a template that passed
