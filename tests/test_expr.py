@@ -341,7 +341,9 @@ def test_a_restriction_in_cs_operators_is_told_what_to_write(text: str, hint: st
     assert str(caught.value).endswith(f"{hint} (restrictions are Python expressions)")
 
 
-def test_a_syntax_error_without_cs_operators_gets_no_hint() -> None:
+@pytest.mark.parametrize("text", ["tile != rows +", 'kind == "a!" and tile >', "'what?' == kind +"])
+def test_a_syntax_error_without_cs_operators_gets_no_hint(text: str) -> None:
+    """(nor one whose "!" or "?" is inside quoted text)"""
     with pytest.raises(RestrictionError) as caught:
-        compile_restriction("tile != rows +", ["tile", "rows"])
+        compile_restriction(text, ["tile", "rows", "kind"])
     assert "write" not in str(caught.value)

@@ -564,6 +564,29 @@ def test_compare_curves_fall_only_to_configs_the_constraints_admit(shown, tmp_pa
     assert "feasible" not in view.curve_legend.text()
 
 
+def test_compare_draws_its_curves_once_per_run_tick_and_no_tick_values_before_a_trial(window, monkeypatch):
+    """Holding the curves to the constraints redrew them on every ranking change too, which a run's
+    tick sends right after the trials it added: twice per tick. And its empty plot read 2, 5, 9 ms."""
+    view = window.compare
+    window.bottom_tabs.setCurrentWidget(view)
+    QApplication.processEvents()
+    assert not any(view.plot.getAxis(name).style["showValues"] for name in ("left", "bottom"))
+    session = _session()
+    trials = session.trials
+    session.trials = trials[:3]
+    window.model.set_session(session)
+    QApplication.processEvents()
+    assert all(view.plot.getAxis(name).style["showValues"] for name in ("left", "bottom"))
+    draws = []
+    drawn = view._draw_curves
+    monkeypatch.setattr(view, "_draw_curves", lambda: (draws.append(1), drawn()))
+    session.trials.append(trials[3])
+    window.model.sync()
+    assert len(draws) == 1
+    window.model.set_constraints(max_latency_ms=0.15)  # a constraint: drawn again, held to it
+    assert len(draws) == 2
+
+
 def test_large_rates_are_written_as_numbers_not_exponents():
     from workbench.core.domain.figures import fmt
 
@@ -1306,3 +1329,13 @@ def test_an_empty_window_draws_no_tick_values_and_a_session_brings_them_back(win
     for chart in charts:
         chart.refresh()
         assert all(chart.plot.getAxis(name).style["showValues"] for name in ("left", "bottom")), chart.title
+    failed = _session()  # every trial failed: only the score chart plots them (at 0)
+    failed.trials = [Trial(t.index, t.config, Measurement(Status.COMPILE_ERROR, {}, "error: expected ';'"))
+                     for t in failed.trials]
+    window.model.set_session(failed)
+    shown = {}
+    for chart in charts:
+        chart.refresh()
+        shown[chart.title] = all(chart.plot.getAxis(name).style["showValues"] for name in ("left", "bottom"))
+    assert shown == {window.score_chart.title: True, window.tradeoff_chart.title: False,
+                     window.metric_chart.title: False}, shown

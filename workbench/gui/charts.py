@@ -125,20 +125,20 @@ class ChartBase(QWidget):
         # stretched the axes and left the text at the plot's edge, cut)
         self.plot.getPlotItem().vb.sigRangeChanged.connect(self._center_no_data)
         self.plot.getPlotItem().vb.sigResized.connect(self._center_no_data)
-        self.no_data.visibleChanged.connect(self._sync_tick_values)
 
     def _say_no_data(self, text: str) -> None:
         """Write why the plot is empty in its middle (an empty frame says nothing)."""
         self.no_data.setText(text)
         self.no_data.setVisible(True)
         self._center_no_data()
-        self._sync_tick_values()
 
     def _sync_tick_values(self) -> None:
-        """No tick values while there is no trial at all: an empty window's charts read "memory"
-        from 0.1 to 0.9 and a latency axis of 2, 5, 9 ms, figures of nothing, on a projector
-        before the first run. The axis titles stay, and the note in the middle says why."""
-        empty = self.no_data.isVisible() and self.model.n == 0
+        """No tick values while the chart plots nothing: an empty window's charts, or a session's
+        whose trials all failed, read "memory" from 0.1 to 0.9 and a latency axis of 2, 5, 9 ms,
+        figures of nothing, on a projector. The axis titles stay, and the note in the middle says
+        why. (Items that take no part in the range, the note and hidden limit lines, are not points.)"""
+        bounds = self.plot.getPlotItem().vb.childrenBounds()
+        empty = self.no_data.isVisible() and all(axis_bounds is None for axis_bounds in bounds)
         for name in ("left", "bottom"):
             axis = self.plot.getAxis(name)
             if axis.style.get("showValues", True) == empty:
@@ -272,6 +272,7 @@ class ChartBase(QWidget):
         self._refresh()
         self._show_selected(self.model.selected)
         self._update_legend()
+        self._sync_tick_values()
 
     def _refresh(self) -> None:
         raise NotImplementedError

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget,
 )
 
+from workbench.core.domain.objective import MetricTable
 from workbench.core.domain.session import problem_key
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import resolved
@@ -67,8 +68,8 @@ class CompareView(QWidget):
         self.chosen = False
         self.others: list[Any] = []  # sessions overlaid on the current one
         self.other_paths: list[Path] = []  # their files, resolved
-        self._overlay_cache: dict[tuple[int, str | None], tuple[np.ndarray, dict[str, Any] | None]] = {}
-        self._overlay_bounds: tuple[str, ...] = ()  # the constraints the cached curves are held to
+        self._overlay_cache: dict[tuple[int, str | None], tuple[MetricTable, dict[str, Any] | None]] = {}
+        self._drawn_bounds: tuple[str, ...] | None = None  # the constraints the curves drawn are held to
         self.add_error = ""  # why the last Add session... added nothing (shown above the legend)
         self.heading = QLabel()
         self.heading.setTextFormat(Qt.TextFormat.RichText)
@@ -187,10 +188,12 @@ class CompareView(QWidget):
         """The pair a run starts with (the recommendation against the default config) follows the
         ranking until the person picks a side; a pair they picked stays, its roles said anew (the
         heading kept calling a trial the constraints had since excluded "the recommended config")."""
-        self._curves_dirty = True  # a constraint moved: every curve is held to it
+        if self._drawn_bounds != self._bounds_now():
+            self._curves_dirty = True  # a constraint moved: every curve is held to it
         if not self.isVisible():
             return
-        self._draw_curves()
+        if self._curves_dirty:  # (a run's tick has drawn them already, on trials_added)
+            self._draw_curves()
         if self.chosen and self.a is not None and self.b is not None:
             self._show_heading()
             return
@@ -325,16 +328,12 @@ class CompareView(QWidget):
         """An overlaid session's best latency so far at ``problem`` (see :func:`overlay_trials`),
         kept per session and size: the curves are redrawn on every tick of a run while the tab is
         shown, and a file's trials do not change meanwhile."""
-        constraints = self.model.constraints
-        labels = tuple(bound.label for bound in constraints.bounds())
-        if labels != self._overlay_bounds:  # a slider drag passes many limits: only the last one's curves are kept
-            self._overlay_cache.clear()
-            self._overlay_bounds = labels
         key = (id(session), problem_key(problem) if problem is not None else None)
-        if key not in self._overlay_cache:
+        if key not in self._overlay_cache:  # the trials' table once: a slider drag re-masks it only
             trials, elsewhere = overlay_trials(session, problem)
-            self._overlay_cache[key] = (best_latency_so_far(trials, constraints), elsewhere)
-        return self._overlay_cache[key]
+            self._overlay_cache[key] = (MetricTable.from_trials(trials), elsewhere)
+        table, elsewhere = self._overlay_cache[key]
+        return best_latency_so_far(table, self.model.constraints), elsewhere
 
     # --- as an exported chart (File > Export chart): the curves on a slide, larger than the pane ----
     #: Title of the exported picture (see :func:`workbench.gui.chart_export.export_chart`).
@@ -373,8 +372,12 @@ class CompareView(QWidget):
                 self.add_error = window_message(exc)
                 self._draw_curves()
 
+    def _bounds_now(self) -> tuple[str, ...]:
+        return tuple(bound.label for bound in self.model.constraints.bounds())
+
     def _draw_curves(self) -> None:
         self._curves_dirty = False
+        self._drawn_bounds = self._bounds_now()
         for curve in self.curves:
             self.plot.removeItem(curve)
         self.curves = []
@@ -422,3 +425,8 @@ class CompareView(QWidget):
             entries.append(entry)
         self.curve_legend.setText("<br>".join(entries))
         self._fit_legend()
+        # no tick values of nothing (2, 5, 9 ms before any trial), as the charts do
+        plotted = any(curve.getData()[0] is not None and len(curve.getData()[0]) for curve in self.curves)
+        for name in ("left", "bottom"):
+            if self.plot.getAxis(name).style.get("showValues", True) != plotted:
+                self.plot.getAxis(name).setStyle(showValues=plotted)

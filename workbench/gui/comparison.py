@@ -68,11 +68,12 @@ def source_diff(source_a: str, source_b: str, name_a: str, name_b: str) -> list[
     return list(difflib.unified_diff(source_a.splitlines(), source_b.splitlines(), name_a, name_b, lineterm="", n=1))
 
 
-def best_latency_so_far(trials: Sequence[Trial], constraints: Constraints | None = None) -> np.ndarray:
+def best_latency_so_far(trials: Sequence[Trial] | MetricTable, constraints: Constraints | None = None) -> np.ndarray:
     """Per evaluation, the lowest latency so far of a successful trial that meets ``constraints``
     (NaN before the first). Sessions overlaid on the open one are held to its constraints: a curve
-    that fell to a config they exclude contradicted the recommendation beside it."""
-    table = MetricTable.from_trials(trials)
+    that fell to a config they exclude contradicted the recommendation beside it. A caller that
+    redraws under many constraints (a slider dragged) passes the trials' table, built once."""
+    table = trials if isinstance(trials, MetricTable) else MetricTable.from_trials(trials)
     return running_min(np.where(feasible_under(table, constraints), table.column(LATENCY), np.nan))
 
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import difflib
 import operator
+import re
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
@@ -221,8 +222,9 @@ def c_syntax_hint(text: str) -> str:
     """``; write 'and' for '&&'``, for a restriction that fails to parse where it uses C's operators
     (a kernel author's habit: the error alone, "invalid syntax (col 11: & block_rows)", did not say
     what to write instead); "" when it uses none. ``!`` alone is not C's ``not`` when it is ``!=``."""
-    used = [f"'{ours}' for '{theirs}'" for trigger, theirs, ours in _C_OPERATORS if trigger in text]
-    if "!" in text.replace("!=", ""):
+    bare = re.sub(r""""[^"]*"|'[^']*'""", "", text)  # what quoted text holds is no operator ("a!")
+    used = [f"'{ours}' for '{theirs}'" for trigger, theirs, ours in _C_OPERATORS if trigger in bare]
+    if "!" in bare.replace("!=", ""):
         used.append("'not' for '!'")
     return f"; write {', '.join(used)} (restrictions are Python expressions)" if used else ""
 
