@@ -1274,3 +1274,17 @@ def test_a_replay_of_a_cache_with_a_compile_time_of_ages_saves_a_session_that_op
     done = cli("tune", "--replay", cache, "--budget", "5", "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
     assert len(load_session(out).trials) == 2
+
+
+@pytest.mark.parametrize("objective", [float("nan"), 3, None, {"metric": "time"}])
+def test_an_objective_that_is_no_text_does_not_make_the_import_unsavable(tmp_path: Path, cli, objective) -> None:
+    """``"objective": NaN`` was kept as it was, and the import failed to save ("Out of range
+    float values are not JSON compliant"): a line about saving, for a field of the cache."""
+    data = synthetic(True)
+    data["objective"] = objective
+    cache = tmp_path / "c.json"
+    cache.write_text(json.dumps(data))  # (json writes NaN, as Python's json reads it)
+    out = tmp_path / "s.json"
+    done = cli("import-kt", str(cache), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert load_session(out).extra["kernel_tuner"]["objective"] is None

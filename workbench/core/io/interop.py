@@ -839,7 +839,9 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
         extra={
             "kernel_tuner": {
                 "file": p.name,
-                "objective": data.get("objective", "time"),
+                # as text only: Kernel Tuner writes a metric's name; a number there (NaN) made the
+                # session unsavable ("Out of range float values"), and the import ranks by time anyway
+                "objective": objective if isinstance(objective := data.get("objective", "time"), str) else None,
                 "problem_size": data.get("problem_size"),
             }
         },
