@@ -428,6 +428,12 @@ def test_multi_device_header_guards_each_device_and_falls_back_to_the_portable_c
         rendered = compile_cuda(template.render(choice.trial.config, h200.problem), arch=ARCH, entry=template.entry)
         assert ours.ok and rendered.ok
         assert ours.cubin == rendered.cubin or ours.registers == rendered.registers
+    if shutil.which("g++") is not None:  # two targets at once: refused at compile time, not the first one's config
+        both = [f"-D{target_macro(choice.device)}" for choice in plan.choices]
+        done = subprocess.run(["g++", "-x", "c++", "-E", *both, str(tmp_path / "tuned.h")], capture_output=True, text=True)
+        assert done.returncode != 0 and "more than one WORKBENCH_TARGET_* macro is defined" in done.stderr
+        one = subprocess.run(["g++", "-x", "c++", "-E", both[0], str(tmp_path / "tuned.h")], capture_output=True, text=True)
+        assert one.returncode == 0, one.stderr
     doc = json.loads(export_text(plan, "json"))
     assert doc["device"] == "portable" and len(doc["devices"]) == 2
     # each device's config comes with its own launch and macros (a build that paired a device's

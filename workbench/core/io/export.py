@@ -881,6 +881,13 @@ def _header(plan: ExportPlan) -> str:
     else:
         out.append("// Define one of these to select a device's own config; otherwise the portable config applies:")
         out += [f"//   -D{target_macro(c.device)}  ({comment_line(c.device)})" for c in plan.choices]
+        # two defined would take the first branch below and say nothing: a build for one GPU got
+        # another's config (a flag left in a shared makefile); refused at compile time instead
+        out.append("#if (0 \\")
+        out += [f"     + defined({target_macro(c.device)}) \\" for c in plan.choices]
+        out += ["     ) > 1",
+                f'#error "{_macro(plan.kernel)}: more than one {TARGET_PREFIX}* macro is defined; define one"',
+                "#endif"]
         keyword = "#if"
         for choice in plan.choices:
             out.append(f"{keyword} defined({target_macro(choice.device)})")
