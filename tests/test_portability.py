@@ -26,6 +26,7 @@ from workbench.core.domain.portability import (
     MEASURED,
     MISSING,
     PREDICTED,
+    SIMULATED,
     format_report,
     max_min_pick,
     portability_report,
@@ -200,7 +201,7 @@ def test_simulated_gpus_predict_the_configs_they_did_not_measure() -> None:
     best_h200 = report.bests[0].config
     cell = report.matrix[0][1]
     if best_h200.id in t4_ids:
-        assert cell.source == MEASURED
+        assert cell.source == SIMULATED  # the model's figure of a config the T4 run tried, not a measurement
     else:
         assert without.matrix[0][1].source == MISSING
         assert cell.source == PREDICTED and cell.fraction is not None and cell.fraction > 0
@@ -443,3 +444,35 @@ def test_two_sweeps_started_at_different_sizes_are_pointed_to_a_size_both_measur
         "an export serves one problem, or one size both measured with --at n=1024\n"), refused.stderr
     assert cli("export", str(first), str(second), "--format", "header", "--out", tmp_path / "g.h",
                "--at", "n=1024").returncode == 0
+
+
+def test_an_optimum_of_a_partly_measured_gpu_is_said_to_be_the_best_measured() -> None:
+    """A replay of 60 of 4,362 recorded configs had its best called the optimum, and the worst
+    case over the GPUs was computed against it, with no word that it is an upper bound."""
+    every = {(b, t): 1.0 + 0.1 * i for i, (b, t) in enumerate((b, t) for b in (32, 64, 128) for t in (1, 2))}
+    a = recorded("GPU A", every)
+    b = recorded("GPU B", {key: value for key, value in list(every.items())[:3]})
+    report = portability_report([a, b], ["a.json", "b.json"])
+    (note,) = [n for n in report.notes if "best config its session measured" in n]
+    assert "GPU B 3 of 6" in note and "GPU A" not in note and "upper bounds" in note
+    whole = recorded("GPU C", every)  # every valid config measured on both: nothing to say
+    assert not [n for n in portability_report([a, whole], ["a.json", "c.json"]).notes if "session measured" in n]
+
+
+def test_configs_known_only_by_prediction_are_counted_apart_and_simulated_cells_say_so() -> None:
+    """"best worst case of 28 configs known to work on every GPU" counted 26 that one GPU only
+    predicted, and a simulated GPU's own cells were tagged "measured" in --json."""
+    h200 = sim_session("vector_add", "H200", 8, seed=1)
+    t4 = sim_session("vector_add", "T4", 8, seed=2)
+    predictors, _ = simulator_predictors([h200, t4])
+    report = portability_report([h200, t4], predictors=predictors)
+    pick = report.portable
+    assert pick is not None
+    both = {t.config.id for t in h200.trials} & {t.config.id for t in t4.trials}
+    ran = pick.candidates - pick.candidates_predicted
+    assert pick.candidates_predicted > 0 and ran <= len(both)
+    assert pick.candidates_text() == (f"{pick.candidates} configs: {ran} run on every GPU, "
+                                      f"{pick.candidates_predicted} predicted on some")
+    assert f"best worst case of {pick.candidates_text()}" in "\n".join(format_report(report))
+    assert report.matrix[0][0].source == SIMULATED and report.to_dict()["bests"][0]["on"][h200.device["name"]]["source"] == "simulated"
+    assert report.to_dict()["portable"]["candidates_predicted"] == pick.candidates_predicted

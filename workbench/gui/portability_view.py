@@ -406,7 +406,7 @@ class PortabilityView(QWidget):
             per = ", ".join(f"[{j + 1}] {_escape(_cell_text(c))}" for j, c in enumerate(pick.cells.values()))
             self.portable.setText(
                 f"<b>Portable (best worst case)</b>: worst {100 * pick.worst:.1f}% on {_escape(pick.worst_device)}, "
-                f"mean {100 * pick.mean:.1f}% (best of {pick.candidates} configs that work on every GPU): {per}<br>"
+                f"mean {100 * pick.mean:.1f}% (best of {_escape(pick.candidates_text())}): {per}<br>"
                 f"{_escape(_config_text(pick.config.to_dict()))}")
         starred = any(c.source == PREDICTED for row in report.matrix for c in row) or (
             pick is not None and any(c.source == PREDICTED for c in pick.cells.values()))
