@@ -551,3 +551,12 @@ def test_a_metric_named_as_kernel_tuner_records_it_is_told_our_name() -> None:
     with pytest.raises(WorkbenchError, match=r"metric 'GFLOP/s': no trial reports it .* \(metrics are recorded under "
                                              r"names like 'gflops'\)"):
         check_metrics(["latency_ms", "GFLOP/s"], ["latency_ms", "gflops"])
+
+
+def test_the_explanation_counts_a_config_measured_twice_once() -> None:
+    """Two sessions of one GPU pooled (an import and a replay of it) said "among 4260 feasible
+    configs", 4201 + 59, though the 59 were among the 4201: rows were counted, not configs."""
+    again = Trial(3, Config({"x": 1}), Measurement(Status.OK, {"latency_ms": 2.1}))
+    ranking = rank([ok(0, latency_ms=1.0), ok(1, latency_ms=2.0), ok(2, latency_ms=3.0), again])
+    assert ranking.n_feasible == 4 and ranking.feasible_configs() == 3
+    assert ranking.explain(ranking.best) == "lowest latency among 3 feasible configs"

@@ -735,6 +735,12 @@ class Ranking:
     def n_feasible(self) -> int:
         return int(self.order.size)
 
+    def feasible_configs(self) -> int:
+        """Distinct configs among the feasible rows: a config measured twice (re-measured, a
+        continued replay, two sessions of one GPU pooled) is one config, though two rows."""
+        ids = self.table.ids
+        return len({ids[int(row)] for row in self.order})
+
     @property
     def best(self) -> int | None:
         return int(self.order[0]) if self.order.size else None
@@ -889,7 +895,7 @@ class Ranking:
             elif not reasons:  # meets every constraint, but there is nothing to score it on
                 reasons.append(f"reports none of the weighted metrics ({self._weighted_names()}), so it has no score")
             return "infeasible: " + "; ".join(reasons)
-        n = self.n_feasible
+        n = self.feasible_configs()  # "among N feasible configs": a config measured twice is one
         position = self.rank_of(i) or 0
         single = list(self.weights) if len(self.weights) == 1 else None
         if single:
