@@ -20,7 +20,7 @@ from workbench.core.errors import WorkbenchError
 MARGIN = 12
 TITLE_PT = 13
 LEGEND_PT = 9
-BADGE_COLOURS = {"SIMULATED": "#f0c000", "REPLAY": "#56b4e9"}
+BADGE_COLOURS = {"SIMULATED": "#f0c000", "REPLAY": "#56b4e9", "RECORDED": "#56b4e9"}
 #: Room left and right of the label's text inside its box; the smallest font it takes to stay one
 #: line, and the smallest it shrinks to at all.
 BADGE_PAD = 6

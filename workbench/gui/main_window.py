@@ -669,7 +669,12 @@ class MainWindow(WindowRuns):
                 self.timing_badge.setText("  SIMULATED: timings are modelled, not measured  ")
                 self.timing_badge.setStyleSheet("background:#f0c000; color:black; font-weight:bold; border-radius:3px")
             elif provenance(device, str(backend)) in ("replayed", "recorded"):
-                self.timing_badge.setText("  REPLAY: timings were recorded earlier, not measured now  ")
+                # as show and the exports name them: a replay ran a strategy over a recording; an
+                # import is the recording itself (both measured earlier, elsewhere)
+                kind = provenance(device)
+                self.timing_badge.setText("  RECORDED: timings were measured earlier, imported, not measured now  "
+                                          if kind == "recorded" else
+                                          "  REPLAY: timings were recorded earlier, not measured now  ")
                 self.timing_badge.setStyleSheet("background:#56b4e9; color:black; font-weight:bold; border-radius:3px")
             else:
                 self.timing_badge.setText("  measured live  ")

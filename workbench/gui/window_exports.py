@@ -246,7 +246,7 @@ class WindowExports(QMainWindow):
         badge = self.timing_badge.text().strip()
         target = self._export_target(path)
         chart = self.compare if key == "compare" else self.charts[key]  # the Compare tab's curves: a chart too
-        export_chart(chart, str(target), badge if badge.startswith(("SIMULATED", "REPLAY")) else None)
+        export_chart(chart, str(target), badge if badge.startswith(("SIMULATED", "REPLAY", "RECORDED")) else None)
         self._exported(target)
 
     def _on_export_chart(self, key: str, fmt: str) -> None:
