@@ -175,7 +175,10 @@ def test_a_direction_on_a_metric_nobody_reports_is_said_not_passed_over(capsys, 
     assert doc["best"]["config"] == {"block_size_x": 256}  # the score is unchanged
     assert main(["show", str(session), "--maximize", "gflops_ww", "--minimize", "score_x"]) == 0
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["warning: direction for 'gflops_ww': no trial reports it and the backend does not declare it; "
+    # the typo is warned of; a direction on a metric the session reports, weighed nothing, is noted
+    assert err == ["note: --minimize score_x gives score_x a direction only; the score ranks by latency_ms: "
+                   "add --weight score_x=1 to rank by it",
+                   "warning: direction for 'gflops_ww': no trial reports it and the backend does not declare it; "
                    "it has no effect"]
     capsys.readouterr()
     out = tmp_path / "t.json"
@@ -730,3 +733,15 @@ def test_show_says_which_aborted_candidates_a_relaxed_latency_limit_lets_back(cl
     assert "under an earlier latency limit" in line
     assert f"re-measure them (tune --remeasure-aborted --out {out} --max-latency-ms 1000)" in line
     assert json.loads(cli("show", out, "--json", "--max-latency-ms", "1000").stdout)["aborted_note"] == line[9:]
+
+
+def test_a_direction_alone_on_a_reported_metric_says_that_it_ranks_nothing(capsys, session: Path) -> None:
+    """``--maximize gflops_w --weight latency_ms=0`` ranked by latency (every weight 0 falls back
+    to it) and said nothing: a direction gives no weight."""
+    capsys.readouterr()
+    assert main(["show", str(session), "--maximize", "gflops_w", "--weight", "latency_ms=0"]) == 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["note: --maximize gflops_w gives gflops_w a direction only; the score ranks by latency_ms: "
+                   "add --weight gflops_w=1 to rank by it"]
+    assert main(["show", str(session), "--maximize", "gflops_w", "--weight", "gflops_w=1"]) == 0
+    assert "note:" not in capsys.readouterr().err

@@ -72,6 +72,10 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
             raise WorkbenchError(f"--maximize and --minimize both name {both[0]!r}")
         directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
         weights = Weights(values=values, directions=directions)
+        if base is not None:  # (of a metric the session reports: one it does not is warned of as a typo)
+            reported = {name for trial in base.trials for name in trial.measurement.metrics}
+            for note in _direction_only_notes(args, weights, reported):
+                print(f"note: {note}", file=sys.stderr)
     if base is not None and source:  # a weight the file stores, no flag replaced, and no direction known
         from workbench.core.domain.search_objective import check_stored_directions
 
@@ -79,6 +83,23 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
         check_stored_directions(Weights(values=base.weights.values, directions=weights.directions), (), source,
                                 given=flagged)
     return constraints, weights
+
+
+def _direction_only_notes(args: argparse.Namespace, weights: Any, reported: set[str]) -> list[str]:
+    """For ``--maximize M`` / ``--minimize M`` with no weight on M (and M no objective of a front):
+    the flag gives a direction only, and the score ranks by the other weights. A person who typed
+    ``--maximize gflops --weight latency_ms=0`` got a ranking by latency (every weight 0 falls back
+    to it) and no word that gflops took no part."""
+    objectives = {part.strip() for part in (getattr(args, "objectives", None) or "").split(",")}
+    ranked = ", ".join(sorted(weights.active())) or "latency_ms"
+    notes = []
+    for flag, metrics in (("--maximize", args.maximize), ("--minimize", args.minimize)):
+        for metric in dict.fromkeys(metrics):
+            if weights.values.get(metric, 0) > 0 or metric in objectives or metric not in reported:
+                continue
+            notes.append(f"{flag} {metric} gives {metric} a direction only; the score ranks by {ranked}: "
+                         f"add --weight {metric}=1 to rank by it")
+    return notes
 
 
 #: ``--objectives none``: one score, also where the session searched a Pareto front (a continued
