@@ -4,6 +4,7 @@ crashed run nor recovers it, and nothing removes an autosave another process hol
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -358,4 +359,31 @@ def test_a_save_question_closed_unanswered_keeps_the_unsaved_trials_and_their_au
     closed = window.close()
     assert asked == ["Save the current session first?"]
     assert not closed and window.isVisible() and autosave.exists() and window.model.dirty
+    window.interactive = False
+
+
+def test_closing_during_a_run_stays_open_when_the_promised_save_fails(window, qtbot, monkeypatch, tmp_path):
+    """Yes to "stop the run and save its trials to g.json" then a save that failed (the file's
+    constraints changed elsewhere: "save this session under another name") closed the window all
+    the same, the trials in the autosave alone: the person could not follow the advice."""
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.05")
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: (QApplication.processEvents(), QMessageBox.StandardButton.Yes)[1])
+    warned: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text, *a, **k: warned.append(text))
+    window.trusted_code.add(Path(SLOW).resolve())
+    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 400})
+    qtbot.waitUntil(lambda: window.model.n >= 2, timeout=30_000)
+    target = tmp_path / "g.json"
+    assert window.save_to(target)
+    doc = load_session(target)
+    doc.constraints = dataclasses.replace(doc.constraints, max_latency_ms=0.2)  # changed by another program
+    save_session(doc, target)
+    window.interactive = True
+    closed = window.close()
+    assert not closed and window.isVisible()  # it stays: the person saves elsewhere, as advised
+    qtbot.waitUntil(lambda: not window.running and window.toolbar.start.isEnabled(), timeout=10_000)
+    assert window.save_to(tmp_path / "elsewhere.json")
+    assert len(load_session(tmp_path / "elsewhere.json").trials) == window.model.n
     window.interactive = False

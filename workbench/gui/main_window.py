@@ -951,7 +951,19 @@ class MainWindow(WindowRuns):
                     return
             self.stop_run_unshown()
             if self.path is not None:
-                self.save_to(self.path)
+                self._run_closed = False  # (as below: a window that stays shows its run's end)
+                if not self.save_to(self.path):
+                    # the save the question promised failed (said in its own message): the window
+                    # stays, its run stopped, so the person can save under another name as that
+                    # message advises; it closed anyway, with the trials in the autosave alone
+                    if self.interactive:
+                        event.ignore()
+                        return
+                    if self.autosave_path is not None and self.model.session is not None:
+                        from workbench.core.domain.session import save_session  # for the next start
+
+                        save_session(self.model.session, self.autosave_path)
+                self._run_closed = True
             elif self.interactive and self.model.session is not None:
                 # The question promised a save: where to is asked now, as closing after a run asks
                 # (the trials went to an autosave alone, and the next start called it a run that
