@@ -196,6 +196,9 @@ def test_a_crashed_runs_autosave_is_recovered_off_the_gui_thread_and_its_lock_gi
     qtbot.waitUntil(lambda: other.model.session is not None, timeout=30_000)
     assert other.autosave_path == kept and other.path is None and other.model.dirty and locked_by_other(kept)
     assert other.model.n == 4
+    # said (the window showed an "untitled *" session and nothing of what came back)
+    assert other.statusBar().currentMessage().startswith(f"recovered 4 trials of {other.model.session.kernel} "
+                                                         f"from a run that did not end cleanly ({kept.name})")
     # a damaged autosave: said in one line, the lock back, the window as it was
     third = second_window(qtbot, tmp_path, "c")
     broken = kept.with_name("broken.json")

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from workbench.core.errors import (DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError,
-                                   printable)
+                                   counted, printable)
 from workbench.core.io.session_lock import SessionLock
 from workbench.gui.file_reading import FileReading
 from workbench.gui.run_panel import KT_CACHE_FILTER
@@ -510,6 +510,11 @@ class WindowFiles(WindowExports):
         self._remove_recent(str(session_file.resolve()))
         self.model.dirty = True
         self._update_title()
+        session = self.model.session
+        if session is not None:  # (the window said nothing: an "untitled *" session, and no word of what came back)
+            self.statusBar().showMessage(
+                f"recovered {counted(len(session.trials), 'trial')} of {printable(session.kernel)} from a run that did "
+                f"not end cleanly ({session_file.name}); File > Save As keeps them", 30000)
 
     # --- the last folder and the recent files --------------------------------------------------
     def _last_dir(self) -> str:
