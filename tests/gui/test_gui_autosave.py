@@ -390,3 +390,27 @@ def test_closing_during_a_run_stays_open_when_the_promised_save_fails(window, qt
     assert window.save_to(tmp_path / "elsewhere.json")
     assert len(load_session(tmp_path / "elsewhere.json").trials) == window.model.n
     window.interactive = False
+
+
+def test_save_as_over_a_killed_runs_journal_says_where_the_journal_went(window, qtbot, tmp_path):
+    """Saving where only a killed run's journal lay kept it as a backup (nothing lost) and said
+    "saved FILE" alone for three seconds: the person did not know 217 trials had moved."""
+    start_and_wait(window, qtbot, RUN)
+    other = tmp_path / "other.json"
+    assert window.save_to(other)
+    target = tmp_path / "k1.json"
+    os.replace(other, tmp_path / "moved.json")
+    from workbench.core.domain.session import Journal
+
+    killed = load_session(tmp_path / "moved.json")
+    killed.id = "another-session"  # another run's, killed before its first save: its journal alone
+    with Journal(target) as journal:
+        journal.start(killed)
+    assert journal_path(target).exists() and not target.exists()
+    assert window.save_to(target)
+    said = window.statusBar().currentMessage()
+    assert said.startswith(f"saved {target}; kept what was there as "), said
+    kept = said.split("kept what was there as ", 1)[1].split(", ")
+    assert kept and all(Path(p).exists() for p in kept)
+    assert window.save_to(target)  # saved again over its own file: nothing kept, nothing to say
+    assert window.statusBar().currentMessage() == f"saved {target}"

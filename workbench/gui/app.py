@@ -24,6 +24,7 @@ from workbench.core.domain.shipped import shipped_path
 from workbench.core.errors import command_name, printable
 from workbench.core.fs import current_umask, silence_hung_up_output
 from workbench.core.io.screenshots import seal
+from workbench.core.io.output_files import backups_of
 from workbench.core.stop_signals import HANGUP, STOP_SIGNALS
 
 RESOURCES = shipped_path("resources")
@@ -275,18 +276,6 @@ def _close_on_signal(window: Any) -> None:
         window.save_settings()
 
 
-def _backups_of(path: Path) -> set[Path]:
-    """The backups beside ``path`` (``FILE.bak``, ``FILE.2.bak``, a journal kept apart as
-    ``STEM.journal-only...``): what a save that replaced it kept, by comparing before and after."""
-    import glob
-
-    try:
-        folder = path.parent
-        return {*folder.glob(glob.escape(path.name) + "*.bak*"), *folder.glob(glob.escape(path.stem) + ".journal-only*")}
-    except OSError:
-        return set()
-
-
 def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool,
          presentation: bool = False, kernel_dirs: Sequence[str] = (), tab: str | None = None) -> int:
     """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
@@ -343,12 +332,12 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             # written by another program since the start, when it did not exist: the save keeps it
             # as a backup, which is said, as tune says it (the window replaced it without a word);
             # the backups named are the ones the save made, found beside the file afterwards
-            before = _backups_of(target)
+            before = backups_of(target)
             if not window.save_to(target):
                 print(f"error: {printable(window.statusBar().currentMessage())}", file=sys.stderr)
                 status["code"] = 1
             else:
-                made = sorted(_backups_of(target) - before)
+                made = sorted(backups_of(target) - before)
                 if made:
                     print(f"warning: SESSION {printable(str(target))} held another session when the run ended; "
                           f"it is kept as {', '.join(printable(str(p)) for p in made)}", file=sys.stderr)

@@ -243,7 +243,7 @@ class WindowFiles(WindowExports):
     def save_to(self, path: str | os.PathLike[str]) -> bool:
         from workbench.core.domain.session import save_session
 
-        from workbench.core.io.output_files import check_folder, check_regular_or_absent, check_session_name
+        from workbench.core.io.output_files import backups_of, check_folder, check_regular_or_absent, check_session_name
         from workbench.core.io.session_lock import SessionLock
 
         if self.model.session is None:
@@ -267,6 +267,7 @@ class WindowFiles(WindowExports):
         own = run_output or (self._autosave_lock is not None and self._autosave_lock.held
                       and self.autosave_path is not None and Path(path) == self.autosave_path)
         lock = None if own else SessionLock(path)
+        before = backups_of(Path(path))
         try:
             check_folder(Path(path), "save")
             check_regular_or_absent(Path(path), "save")
@@ -296,7 +297,14 @@ class WindowFiles(WindowExports):
         self._add_recent(str(self.path.resolve()))
         self._drop_autosave()
         self._update_title()
-        self.statusBar().showMessage(f"saved {path}", 3000)
+        # a file or a killed run's journal that was there, kept beside as a backup: said (the
+        # status said "saved" alone for 3 s, and the person did not know where it had gone)
+        kept = sorted(backups_of(Path(path)) - before)
+        if kept:
+            self.statusBar().showMessage(f"saved {path}; kept what was there as "
+                                         f"{', '.join(printable(str(p)) for p in kept)}", 15000)
+        else:
+            self.statusBar().showMessage(f"saved {path}", 3000)
         return True
 
     def _file_lacks_trials(self) -> bool:

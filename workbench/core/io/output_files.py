@@ -241,3 +241,16 @@ def keep_backup(path: Path, flag: str = "--out") -> Path:
     except OSError as exc:
         raise WorkbenchError(f"{flag} {path}: cannot keep a backup as {backup.name} ({exc.strerror or exc})") from None
     return backup
+
+
+def backups_of(path: Path) -> set[Path]:
+    """The backups beside ``path`` (``FILE.bak``, ``FILE.2.bak``, a journal kept apart as
+    ``STEM.journal-only...``): what a save that replaced it kept, found by comparing before and
+    after, so that the save can say where the replaced file went."""
+    import glob
+
+    try:
+        folder = path.parent
+        return {*folder.glob(glob.escape(path.name) + "*.bak*"), *folder.glob(glob.escape(path.stem) + ".journal-only*")}
+    except OSError:
+        return set()
