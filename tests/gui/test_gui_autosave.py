@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from workbench.core.domain.session import journal_path, load_session, save_session
-from workbench.core.io.session_lock import lock_path, locked_by_other
+from workbench.core.io.session_lock import SessionLock, lock_path, locked_by_other
 from workbench.core.errors import WorkbenchError
 from workbench.runner.autosave import discard
 
@@ -414,3 +414,27 @@ def test_save_as_over_a_killed_runs_journal_says_where_the_journal_went(window, 
     assert kept and all(Path(p).exists() for p in kept)
     assert window.save_to(target)  # saved again over its own file: nothing kept, nothing to say
     assert window.statusBar().currentMessage() == f"saved {target}"
+
+
+def test_opening_a_file_with_a_killed_runs_journal_says_it_was_merged(window, qtbot, tmp_path):
+    """The window showed the file with a killed run's trials merged, its constraints over the
+    file's, as if the file held them: no line said so, and no "*" told the two apart."""
+    start_and_wait(window, qtbot, RUN)
+    target = tmp_path / "k.json"
+    assert window.save_to(target)
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Journal
+
+    session = load_session(target)
+    with Journal(target) as journal:  # a continued run, killed after one more trial
+        journal.start(session)
+        journal.append(Trial(len(session.trials), session.trials[0].config, Measurement(Status.OK, {"latency_ms": 9.0})))
+    window.new_session()
+    window.open_session(target)
+    assert window.model.n == len(session.trials) + 1
+    said = window.statusBar().currentMessage()
+    assert said.startswith("k.json: the trials of a run that did not end (k.json.journal) are merged"), said
+    window.new_session()
+    with SessionLock(target):  # a run in another process writing it: said as such
+        window.open_session(target)
+        assert "a run in another process is writing it" in window.statusBar().currentMessage()

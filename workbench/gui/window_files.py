@@ -144,11 +144,23 @@ class WindowFiles(WindowExports):
 
         path = session_path_of(path)  # a killed run's journal opens as the session it continues
         self._show_loaded(session, path, lambda: self._add_recent(str(path.resolve())))
+        from workbench.core.domain.session import has_journal, journal_path
         from workbench.gui.source_view import changed_template_note
 
         changed = changed_template_note(session, self.toolbar.kernel_folders)
         if changed:  # said now, not only when Start is refused (alone: a message of before is another matter)
             self.statusBar().showMessage(changed, 30000)
+        elif has_journal(path):
+            # merged as it was read, its settings over the file's (docs/file-format.md): said, since the
+            # window showed the merged session as if the file held it, and no "*" told it apart
+            from workbench.core.io.session_lock import locked_by_other
+
+            journal = journal_path(path).name
+            self.statusBar().showMessage(
+                f"{path.name}: a run in another process is writing it; the trials it has journaled so far "
+                f"({journal}) are shown" if locked_by_other(path) else
+                f"{path.name}: the trials of a run that did not end ({journal}) are merged, its "
+                "constraints and weights over the file's; Save writes them into the file", 30000)
 
     def _show_loaded(self, session: Session, path: Path | None, then: Callable[[], None] | None = None) -> None:
         """Show a freshly loaded ``session`` as the one at ``path`` (None: unsaved, e.g. an import).
