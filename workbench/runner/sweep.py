@@ -22,7 +22,7 @@ from workbench.core.domain.search_objective import Objective
 from workbench.core.domain.session import Session
 from workbench.core.domain.session import problem_key
 from workbench.core.domain.sizes import set_sweep_plan, sweep_plan, trials_by_problem
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, counted
 from workbench.core.io.session_lock import SessionLock
 from workbench.runner.events import EndReason, Event, Progress, RunFinished, Subscribers
 
@@ -254,7 +254,7 @@ class SweepRun:
             set_sweep_plan(self.session, plan.with_end(problem, reason, trials))
 
     def _summary(self, ends: Sequence[str] = ()) -> str:
-        text = f"{len(self.todo)} sizes measured, {self.evaluations} evaluations"
+        text = f"{counted(len(self.todo), 'size')} measured, {counted(self.evaluations, 'evaluation')}"
         if len(set(ends)) > 1:
             text += "; sizes ended by " + ", ".join(f"{r} ({ends.count(r)})" for r in dict.fromkeys(ends))
         return text
