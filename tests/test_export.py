@@ -1326,3 +1326,21 @@ def test_the_measured_sizes_a_refusal_names_are_smallest_first_and_say_the_fixed
     grid = [{"m": m, "n": n} for m in (1024, 512) for n in (512, 256)]
     assert measured_sizes_text(grid) == "m=512, n=256; m=512, n=512; m=1024, n=256; m=1024, n=512"
     assert measured_sizes_text([{"n": 4096, "alpha": 2.0}]) == "n=4096, alpha=2.0"
+
+
+def test_a_recordings_rates_are_said_to_be_at_kernel_tuners_time_not_the_median(tmp_path: Path) -> None:
+    """The header showed latency_ms=1.462 (the median of the repetitions) beside gflops=4370,
+    Kernel Tuner's figure at its mean time of 1.728 ms: 18% apart, with nothing to say why."""
+    from workbench.core.io.interop import import_kt_cache
+
+    times = [1.0, 1.0, 1.0, 4.0]  # a slow first repetition: mean 1.75, median 1.0
+    cache = {"device_name": "GPU X", "kernel_name": "k", "problem_size": 64, "objective": "time",
+             "tune_params_keys": ["block_size_x"], "tune_params": {"block_size_x": [32, 64]},
+             "cache": {"32": {"block_size_x": 32, "time": 1.75, "times": times, "GFLOP/s": 10.0 / 1.75},
+                       "64": {"block_size_x": 64, "time": 3.0, "times": [3.0, 3.0], "GFLOP/s": 10.0 / 3.0}}}
+    (tmp_path / "kt.json").write_text(json.dumps(cache))
+    header = export_text(plan_export([import_kt_cache(tmp_path / "kt.json")]), "header")
+    metrics = next(line for line in header.splitlines() if line.startswith("// metrics:"))
+    assert "latency_ms=1," in metrics and "gflops=5.714" in metrics
+    assert metrics.endswith("; gflops as recorded, at Kernel Tuner's time kt_time_ms=1.75 "
+                            "(latency_ms is the median of its repetitions)"), metrics
