@@ -745,3 +745,13 @@ def test_a_direction_alone_on_a_reported_metric_says_that_it_ranks_nothing(capsy
                    "add --weight gflops_w=1 to rank by it"]
     assert main(["show", str(session), "--maximize", "gflops_w", "--weight", "gflops_w=1"]) == 0
     assert "note:" not in capsys.readouterr().err
+
+
+def test_a_direction_on_a_stored_fronts_objective_is_no_direction_only(cli, tmp_path: Path) -> None:
+    """A session that searched a front of latency_ms and gflops takes gflops's direction from
+    --maximize: the note that it "gives gflops a direction only" was false there."""
+    out = tmp_path / "mo.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "6", "--quiet",
+               "--executor", "inline", "--objectives", "latency_ms,gflops", "--out", out).returncode == 0
+    assert "note:" not in cli("show", out, "--maximize", "gflops").stderr
+    assert "gives gflops a direction only" in cli("show", out, "--maximize", "gflops", "--objectives", "none").stderr

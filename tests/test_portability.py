@@ -419,6 +419,10 @@ def test_sweeps_compare_at_a_chosen_size() -> None:
     report = portability_report([a, b], at={"n": 8000})
     assert report.problem == {"n": 8000}
     assert [best.config["block"] for best in report.bests] == [64, 64]
+    # the sessions' spaces are of their own problem (n=1000): at n=8000 a restriction reading the
+    # size could make another space, so no count is compared (it said "2 of 6" of a full sweep size)
+    assert not [note for note in report.notes if "session measured" in note]
+    assert [note for note in portability_report([a, b]).notes if "session measured" in note]  # n=1000: 2 of 6
     assert report.portable is not None and report.portable.worst == pytest.approx(1.0)
     with pytest.raises(WorkbenchError, match="no trials at problem"):
         portability_report([a, b], at={"n": 9})
@@ -455,6 +459,8 @@ def test_an_optimum_of_a_partly_measured_gpu_is_said_to_be_the_best_measured() -
     report = portability_report([a, b], ["a.json", "b.json"])
     (note,) = [n for n in report.notes if "best config its session measured" in n]
     assert "GPU B 3 of 6" in note and "GPU A" not in note and "upper bounds" in note
+    one = recorded("GPU D", dict(list(every.items())[:1]))
+    assert "best worst case of 1 config run on every GPU" in "\n".join(format_report(portability_report([a, one])))
     whole = recorded("GPU C", every)  # every valid config measured on both: nothing to say
     assert not [n for n in portability_report([a, whole], ["a.json", "c.json"]).notes if "session measured" in n]
 
@@ -476,3 +482,17 @@ def test_configs_known_only_by_prediction_are_counted_apart_and_simulated_cells_
     assert f"best worst case of {pick.candidates_text()}" in "\n".join(format_report(report))
     assert report.matrix[0][0].source == SIMULATED and report.to_dict()["bests"][0]["on"][h200.device["name"]]["source"] == "simulated"
     assert report.to_dict()["portable"]["candidates_predicted"] == pick.candidates_predicted
+
+
+def test_the_sampled_note_never_waits_for_a_space_that_is_slow_to_count() -> None:
+    """A space of three linked 3,000-value slots took 39 s to count (and failed) on every report,
+    the window's Portability tab included: a count not known and not quick is left out."""
+    from workbench.core.domain.portability import COUNT_AT_MOST, _cheap_count
+
+    big = SearchSpace([Slot(name, tuple(range(100))) for name in ("a", "b", "c")],
+                      restrictions=["a + b + c <= 150"])
+    assert 100 ** 3 > COUNT_AT_MOST and big.known_count is None
+    assert _cheap_count(big) is None and big.known_count is None  # not counted
+    big.count()
+    assert _cheap_count(big) == big.known_count  # counted before (the slots panel): taken
+    assert _cheap_count(SPACE) == 6 and _cheap_count(None) is None

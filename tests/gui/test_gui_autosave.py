@@ -197,8 +197,8 @@ def test_a_crashed_runs_autosave_is_recovered_off_the_gui_thread_and_its_lock_gi
     assert other.autosave_path == kept and other.path is None and other.model.dirty and locked_by_other(kept)
     assert other.model.n == 4
     # said (the window showed an "untitled *" session and nothing of what came back)
-    assert other.statusBar().currentMessage().startswith(f"recovered 4 trials of {other.model.session.kernel} "
-                                                         f"from a run that did not end cleanly ({kept.name})")
+    assert other.statusBar().currentMessage().startswith(
+        f"recovered 4 trials of {other.model.session.kernel} from {kept.name}, the autosave of an unsaved session")
     # a damaged autosave: said in one line, the lock back, the window as it was
     third = second_window(qtbot, tmp_path, "c")
     broken = kept.with_name("broken.json")
@@ -433,8 +433,59 @@ def test_opening_a_file_with_a_killed_runs_journal_says_it_was_merged(window, qt
     window.open_session(target)
     assert window.model.n == len(session.trials) + 1
     said = window.statusBar().currentMessage()
-    assert said.startswith("k.json: the trials of a run that did not end (k.json.journal) are merged"), said
+    assert said.startswith("k.json: read with k.json.journal, the journal of a run that did not end"), said
+    assert window.model.dirty and window.windowTitle().endswith(" *")  # the file lacks it until saved
+    window.model.dirty = False
     window.new_session()
     with SessionLock(target):  # a run in another process writing it: said as such
         window.open_session(target)
         assert "a run in another process is writing it" in window.statusBar().currentMessage()
+    window.new_session()
+    alone = tmp_path / "alone.json"  # killed before its first save: the journal alone
+    with Journal(alone) as journal:
+        journal.start(session)
+        journal.append(Trial(0, session.trials[0].config, Measurement(Status.OK, {"latency_ms": 9.0})))
+    window.open_session(journal_path(alone))
+    assert window.statusBar().currentMessage().startswith(
+        f"alone.json: rebuilt from alone.json.journal, the journal of a run killed before its first save "
+        f"({len(session.trials) + 1} trials); Save writes alone.json")
+    window.model.dirty = False
+    window.new_session()
+    header_only = tmp_path / "h.json"  # a journal of a header alone merges nothing: nothing claimed
+    save_session(session, header_only)
+    empty = load_session(header_only)
+    empty.trials = []
+    with Journal(header_only) as journal:
+        journal.start(empty)
+    window.statusBar().clearMessage()
+    window.open_session(header_only)
+    assert "journal" not in window.statusBar().currentMessage() and not window.model.dirty
+
+
+def test_a_run_that_ends_while_the_close_question_is_asked_leaves_the_window_idle(window, qtbot, monkeypatch,
+                                                                                  tmp_path):
+    """The run ended (its end shown) while the person read "stop the run and save?"; the save then
+    failed and the window stayed, but marked as running for good: Start, Open and New refused."""
+    from PySide6.QtWidgets import QMessageBox
+
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.02")
+
+    def question(*_a, **_k):  # read slowly: the run ends meanwhile, in this question's event loop
+        qtbot.waitUntil(lambda: not window.running, timeout=30_000)
+        return QMessageBox.StandardButton.Yes
+
+    monkeypatch.setattr(QMessageBox, "question", question)
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: None)
+    window.trusted_code.add(Path(SLOW).resolve())
+    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 30})
+    qtbot.waitUntil(lambda: window.model.n >= 2, timeout=30_000)
+    target = tmp_path / "g.json"
+    assert window.save_to(target)
+    doc = load_session(target)
+    doc.constraints = dataclasses.replace(doc.constraints, max_latency_ms=0.2)  # changed by another program
+    save_session(doc, target)
+    window.interactive = True
+    assert not window.close() and window.isVisible()
+    window.interactive = False
+    assert not window.running and window.toolbar.start.isEnabled()
+    assert window.save_to(tmp_path / "elsewhere.json")  # as the failed save advised

@@ -74,7 +74,8 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
         weights = Weights(values=values, directions=directions)
         if base is not None:  # (of a metric the session reports: one it does not is warned of as a typo)
             reported = {name for trial in base.trials for name in trial.measurement.metrics}
-            for note in _direction_only_notes(args, weights, reported):
+            stored = base.strategy.get("objectives") if isinstance(base.strategy, dict) else None
+            for note in _direction_only_notes(args, weights, reported, stored or ()):
                 print(f"note: {note}", file=sys.stderr)
     if base is not None and source:  # a weight the file stores, no flag replaced, and no direction known
         from workbench.core.domain.search_objective import check_stored_directions
@@ -85,12 +86,17 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
     return constraints, weights
 
 
-def _direction_only_notes(args: argparse.Namespace, weights: Any, reported: set[str]) -> list[str]:
+def _direction_only_notes(args: argparse.Namespace, weights: Any, reported: set[str],
+                          stored: Any = ()) -> list[str]:
     """For ``--maximize M`` / ``--minimize M`` with no weight on M (and M no objective of a front):
     the flag gives a direction only, and the score ranks by the other weights. A person who typed
     ``--maximize gflops --weight latency_ms=0`` got a ranking by latency (every weight 0 falls back
     to it) and no word that gflops took no part."""
-    objectives = {part.strip() for part in (getattr(args, "objectives", None) or "").split(",")}
+    given = getattr(args, "objectives", None)
+    # a front's objectives take their direction from these flags: the session's own, unless the
+    # command line names others (or none)
+    objectives = ({part.strip() for part in given.split(",")} if given is not None
+                  else {str(name) for name in stored} if isinstance(stored, (list, tuple)) else set())
     ranked = ", ".join(sorted(weights.active())) or "latency_ms"
     notes = []
     for flag, metrics in (("--maximize", args.maximize), ("--minimize", args.minimize)):

@@ -949,9 +949,12 @@ class MainWindow(WindowRuns):
                 if answer != QMessageBox.StandardButton.Yes:
                     event.ignore()
                     return
+            # the run may have ended while the question was asked, its end shown then (no end is to
+            # come): a window that stays shows an end still to come, and only then
+            shown_already = self._run_closed
             self.stop_run_unshown()
             if self.path is not None:
-                self._run_closed = False  # (as below: a window that stays shows its run's end)
+                self._run_closed = shown_already  # (a window left "running" for good refused every Start)
                 if not self.save_to(self.path):
                     # the save the question promised failed (said in its own message): the window
                     # stays, its run stopped, so the person can save under another name as that
@@ -962,7 +965,10 @@ class MainWindow(WindowRuns):
                     if self.autosave_path is not None and self.model.session is not None:
                         from workbench.core.domain.session import save_session  # for the next start
 
-                        save_session(self.model.session, self.autosave_path)
+                        try:
+                            save_session(self.model.session, self.autosave_path)
+                        except (WorkbenchError, OSError) as exc:  # its journal still holds what the run measured
+                            _log.warning("could not keep the unsaved trials in %s: %s", self.autosave_path, exc)
                 self._run_closed = True
             elif self.interactive and self.model.session is not None:
                 # The question promised a save: where to is asked now, as closing after a run asks
@@ -971,7 +977,7 @@ class MainWindow(WindowRuns):
                 # the run's end, queued, is shown as usual (by the question's own event loop, or
                 # after it): the window may stay (Cancel, a save that failed), and a window whose
                 # end was taken as shown stayed "running" for good, Start off
-                self._run_closed = False
+                self._run_closed = shown_already
                 if not self._maybe_save():
                     event.ignore()
                     return

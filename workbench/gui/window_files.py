@@ -150,17 +150,24 @@ class WindowFiles(WindowExports):
         changed = changed_template_note(session, self.toolbar.kernel_folders)
         if changed:  # said now, not only when Start is refused (alone: a message of before is another matter)
             self.statusBar().showMessage(changed, 30000)
-        elif has_journal(path):
+        elif has_journal(path) and (journaled := _journaled_trials(journal_path(path))):
             # merged as it was read, its settings over the file's (docs/file-format.md): said, since the
             # window showed the merged session as if the file held it, and no "*" told it apart
             from workbench.core.io.session_lock import locked_by_other
 
             journal = journal_path(path).name
-            self.statusBar().showMessage(
-                f"{path.name}: a run in another process is writing it; the trials it has journaled so far "
-                f"({journal}) are shown" if locked_by_other(path) else
-                f"{path.name}: the trials of a run that did not end ({journal}) are merged, its "
-                "constraints and weights over the file's; Save writes them into the file", 30000)
+            if locked_by_other(path):
+                said = (f"{path.name}: a run in another process is writing it; the trials it has journaled so far "
+                        f"({journal}) are shown")
+            else:
+                self.model.dirty = True  # the file lacks them until saved
+                self._update_title()
+                said = (f"{path.name}: read with {journal}, the journal of a run that did not end (its trials, and "
+                        "its constraints and weights over the file's); Save writes them into the file"
+                        if path.is_file() else
+                        f"{path.name}: rebuilt from {journal}, the journal of a run killed before its first save "
+                        f"({counted(journaled, 'trial')}); Save writes {path.name}")
+            self.statusBar().showMessage(said, 30000)
 
     def _show_loaded(self, session: Session, path: Path | None, then: Callable[[], None] | None = None) -> None:
         """Show a freshly loaded ``session`` as the one at ``path`` (None: unsaved, e.g. an import).
@@ -533,8 +540,9 @@ class WindowFiles(WindowExports):
         session = self.model.session
         if session is not None:  # (the window said nothing: an "untitled *" session, and no word of what came back)
             self.statusBar().showMessage(
-                f"recovered {counted(len(session.trials), 'trial')} of {printable(session.kernel)} from a run that did "
-                f"not end cleanly ({session_file.name}); File > Save As keeps them", 30000)
+                f"recovered {counted(len(session.trials), 'trial')} of {printable(session.kernel)} from "
+                f"{session_file.name}, the autosave of an unsaved session whose window did not close normally; "
+                "File > Save As keeps them", 30000)
 
     # --- the last folder and the recent files --------------------------------------------------
     def _last_dir(self) -> str:
@@ -601,3 +609,14 @@ def _described(exc: BaseException) -> str:
     """An unexpected exception in one short line: its type and the first line of its message."""
     detail = (str(exc).strip().splitlines() or [""])[0][:200]
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def _journaled_trials(journal: Path) -> int:
+    """How many trials a journal holds (its lines after the header), counted without parsing: a
+    journal of a header alone merges nothing, which the window then does not claim."""
+    try:
+        with open(journal, "rb") as handle:
+            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
+    except OSError:
+        return 0
+    return max(lines - 1, 0)

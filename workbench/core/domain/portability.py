@@ -28,13 +28,13 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from workbench.core.errors import WorkbenchError, quoted
+from workbench.core.errors import WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.records import Provenance, least_measured, provenance, provenance_tag
-from workbench.core.domain.session import Session
+from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.sizes import shared_size_hint
-from workbench.core.domain.space import Config
+from workbench.core.domain.space import Config, RecordedSpace
 
 #: A predictor of one device's latency (ms) for a config; ``inf`` or NaN when it expects a failure.
 Predictor = Callable[[Config], float]
@@ -97,7 +97,7 @@ class PortablePick:
         """``28 configs: 2 run on every GPU, 26 predicted on some``, or ``4 configs run on every
         GPU``: the prediction of a GPU that never ran a config is no evidence that it works there."""
         if not self.candidates_predicted:
-            return f"{self.candidates} configs run on every GPU"
+            return f"{counted(self.candidates, 'config')} run on every GPU"
         ran = self.candidates - self.candidates_predicted
         return f"{self.candidates} configs: {ran} run on every GPU, {self.candidates_predicted} predicted on some"
 
@@ -385,7 +385,10 @@ def portability_report(
             device = _device_of(session, trial)
             entry = grouped.setdefault(device, (label, []))
             entry[1].append(trial)
-            spaces.setdefault(device, session.space)
+            # the session's space is of its own problem: at another size of a sweep a restriction
+            # that reads the size can make it another space, which the session cannot count
+            if problem_key(_problem_of(session, at)) == problem_key(session.problem):
+                spaces.setdefault(device, session.space)
             if session.device.get("simulated"):
                 simulated.add(device)
             kind = provenance(session.device)
@@ -463,17 +466,36 @@ def portability_report(
     )
 
 
+#: Largest product of slot domains counted for the note below when the space's count is not known:
+#: a report (the window's Portability tab too) never waits for a space that takes minutes to count.
+COUNT_AT_MOST = 200_000
+
+
+def _cheap_count(space: Any) -> int | None:
+    """The number of valid configs of ``space`` when it is known or quick to find, else None: a
+    recording's points, a count made before, or a product of domains of at most COUNT_AT_MOST."""
+    if space is None:
+        return None
+    known = getattr(space, "known_count", None)
+    if isinstance(known, int):
+        return known
+    if isinstance(space, RecordedSpace):
+        return space.count()
+    if math.prod(len(slot.values) for slot in space.slots) > COUNT_AT_MOST:
+        return None
+    try:
+        return int(space.count())
+    except (WorkbenchError, ArithmeticError, RecursionError):  # a space that cannot be counted: no note
+        return None
+
+
 def _sampled_note(devices: Sequence[_Device], spaces: Mapping[str, Any]) -> str:
     """Which GPUs' optima are only the best their sessions measured, of how many valid configs: a
     replay of 60 of 4,362 recorded configs called its best "the optimum", so every fraction on that
     GPU, and a worst case there, read higher than they are: upper bounds, said as exact figures."""
     parts = []
     for d in devices:
-        space = spaces.get(d.name)
-        try:
-            total = space.count() if space is not None else None
-        except WorkbenchError:  # a space that cannot be counted: nothing to compare with
-            total = None
+        total = _cheap_count(spaces.get(d.name))
         tried = len({trial.config.id for trial in d.trials})
         if total is not None and tried < total:
             parts.append(f"{d.name} {tried:,} of {total:,}")

@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, counted
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.search_objective import INFEASIBLE
 from workbench.core.domain.session import Session, problem_key
@@ -294,11 +294,11 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
             why = ("none meets the constraints" if succeeded
                    else f"none succeeded ({aborted} stopped early as hopeless under the latency limit)" if aborted
                    else f"none succeeded; {_most_frequent_failure(row.trials)}")
-            lines.append(f"  {row.label}: {len(row.trials)} trials, {why}")
+            lines.append(f"  {row.label}: {counted(len(row.trials), 'trial')}, {why}")
             continue
         estimated = " (resources estimated)" if row.best.measurement.resources_pending else ""
         lines.append(f"  {row.label}: best {row.best_latency:.4g} ms{estimated}, winner {names[row.best.config.id]} "
-                     f"{row.best.config.to_dict()} ({len(row.trials)} trials)")
+                     f"{row.best.config.to_dict()} ({counted(len(row.trials), 'trial')})")
     return lines
 
 
