@@ -479,6 +479,33 @@ def test_main_py_gui_runs_and_quits_leaving_nothing_behind(tmp_path):
     assert not (tmp_path / "config").exists() and not (tmp_path / "xdg").exists()
 
 
+@pytest.mark.parametrize("size", ["abc", "0x0", "50000x50000", "1920x"])
+def test_a_screen_size_that_is_no_size_is_one_line_and_exit_2(tmp_path, size):
+    """50000x50000 crashed Qt's painter (a segfault, exit 139, no picture); "abc" or "0x0" were
+    dropped without a word and the picture came out at another size."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "KERNEL_WORKBENCH_SCREEN_SIZE": size,
+           "KERNEL_WORKBENCH_CONFIG_DIR": str(tmp_path / "config"), "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", "--screenshot", str(tmp_path / "s.png"),
+                           "--quit-when-done"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and not (tmp_path / "s.png").exists()
+    assert done.stderr.strip() == (f"error: KERNEL_WORKBENCH_SCREEN_SIZE={size}: give the window's size as WIDTHxHEIGHT "
+                                   "in pixels, each from 1 to 8192, e.g. 1920x1080")
+
+
+def test_a_screen_size_below_the_windows_minimum_says_the_size_drawn(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "KERNEL_WORKBENCH_SCREEN_SIZE": "400x300",
+           "KERNEL_WORKBENCH_CONFIG_DIR": str(tmp_path / "config"), "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data")}
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", "--screenshot", str(tmp_path / "s.png"),
+                           "--quit-when-done"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    from PySide6.QtGui import QImage
+
+    image = QImage(str(tmp_path / "s.png"))
+    note = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    assert note == [f"note: KERNEL_WORKBENCH_SCREEN_SIZE=400x300 is smaller than the window can be; it is drawn at "
+                    f"{image.width()}x{image.height()}"]
+
+
 def test_an_automated_window_opening_a_session_leaves_the_persons_settings_alone(tmp_path):
     """Opening a session records it among the recent files; an automated window (screenshot,
     quit) did so in the person's own settings when KERNEL_WORKBENCH_CONFIG_DIR was not set."""

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from workbench.core.domain.shipped import shipped_path
-from workbench.core.errors import command_name, printable
+from workbench.core.errors import WorkbenchError, command_name, printable
 from workbench.core.fs import current_umask, silence_hung_up_output
 from workbench.core.io.screenshots import seal
 from workbench.core.io.output_files import backups_of
@@ -32,13 +32,24 @@ STYLE_SHEET = RESOURCES / "styles" / "workbench.qss"
 SCREEN_SIZE = (1440, 900)
 
 
+#: The largest window an automated run draws (an 8K screen): 50000x50000 crashed Qt's painter
+#: (a segfault, exit 139, no picture), and a picture that size is gigabytes.
+MAX_SCREEN_SIDE = 8192
+
+
 def _screenshot_size() -> tuple[int, int]:
-    """Window size for automated runs: ``KERNEL_WORKBENCH_SCREEN_SIZE=1920x1080`` overrides 1440x900."""
+    """Window size for automated runs: ``KERNEL_WORKBENCH_SCREEN_SIZE=1920x1080`` overrides
+    1440x900. A value that is no ``WIDTHxHEIGHT`` of 1 to MAX_SCREEN_SIDE pixels is one line and
+    exit 2 (it was dropped without a word, or crashed the painter)."""
     text = os.environ.get("KERNEL_WORKBENCH_SCREEN_SIZE", "")
-    width, sep, height = text.lower().partition("x")
-    if sep and width.isdigit() and height.isdigit():
-        return int(width), int(height)
-    return SCREEN_SIZE
+    if not text:
+        return SCREEN_SIZE
+    width, sep, height = text.strip().lower().partition("x")
+    if not (sep and width.isdigit() and height.isdigit()
+            and 1 <= int(width) <= MAX_SCREEN_SIDE and 1 <= int(height) <= MAX_SCREEN_SIDE):
+        raise WorkbenchError(f"KERNEL_WORKBENCH_SCREEN_SIZE={printable(text)}: give the window's size as WIDTHxHEIGHT "
+                             f"in pixels, each from 1 to {MAX_SCREEN_SIDE}, e.g. 1920x1080")
+    return int(width), int(height)
 
 
 def _needs_offscreen() -> bool:
@@ -297,8 +308,13 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     from workbench.gui.main_window import MainWindow
     from workbench.gui.settings_store import JsonSettings
 
-    app = application()
     automated = bool(quit_when_done or screenshot)
+    try:
+        size = _screenshot_size() if automated else SCREEN_SIZE
+    except WorkbenchError as exc:  # before any window: nothing to draw at a size that cannot be
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    app = application()
     # A window that quits by itself keeps its settings (recent files, last folder, layout) in a
     # folder of its own, dropped at exit: the person's are neither changed by it nor shown in its
     # pictures. One that stays open after its picture is the person's window, with their settings.
@@ -306,7 +322,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     settings = JsonSettings(Path(scratch.name) / "settings.json") if scratch else None
     window = MainWindow(interactive=not quit_when_done, settings=settings)
     if automated:
-        window.resize(*_screenshot_size())
+        window.resize(*size)
     if presentation:
         window.zoom.present_once()
     window.show()
@@ -369,6 +385,10 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 print(f"error: {exc}", file=sys.stderr)
                 status["code"] = 2
             else:
+                if (window.width(), window.height()) != size and os.environ.get("KERNEL_WORKBENCH_SCREEN_SIZE"):
+                    # below the window's minimum: said, not silently widened
+                    print(f"note: KERNEL_WORKBENCH_SCREEN_SIZE={size[0]}x{size[1]} is smaller than the window can be; "
+                          f"it is drawn at {window.width()}x{window.height()}", file=sys.stderr)
                 if not _save_picture(window.grab(), Path(screenshot)):
                     print(f"error: could not write {screenshot}", file=sys.stderr)
                     status["code"] = 1
