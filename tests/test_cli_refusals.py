@@ -660,3 +660,40 @@ def test_check_kernels_refuses_a_table_time_limit_without_a_table_to_write(cli) 
     """It was accepted and ignored, where every other flag that would be ignored is refused."""
     line = one_line_error(cli("check-kernels", "--kernel", "vector_add", "--table-time-limit", "5"))
     assert line == "error: --table-time-limit bounds --write-table; give that too, or drop it"
+
+
+@pytest.mark.parametrize(("errno_name", "status"), [("ENOSPC", 1), ("EIO", 1), ("EACCES", 2)])
+def test_a_write_the_machine_refuses_exits_1_and_a_path_a_person_gave_2(tmp_path, monkeypatch, capsys,
+                                                                        errno_name, status) -> None:
+    """A full disk exited 2 from export and import-kt, the status the docs keep for input to fix,
+    and 1 from tune: a script that does not retry on 2 took a full disk for a usage error."""
+    import errno
+
+    from workbench.cli import main
+    from workbench.core.io import export as export_module
+
+    session = tmp_path / "s.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+                 "--budget", "2", "--quiet", "--out", str(session)]) == 0
+
+    def refused(*_a, **_k):
+        raise OSError(getattr(errno, errno_name), os.strerror(getattr(errno, errno_name)))
+
+    monkeypatch.setattr(export_module, "atomic_write", refused)
+    capsys.readouterr()
+    assert main(["export", str(session), "--format", "json", "--out", str(tmp_path / "e.json")]) == status
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("error: ") and "cannot write (" in line
+    from workbench.cli import export as export_command
+    from workbench.core.domain import session as session_module
+
+    monkeypatch.setattr(export_command, "atomic_write", refused)  # the trial formats' writer
+    assert main(["export", str(session), "--format", "kt-cache", "--out", str(tmp_path / "c.json")]) == status
+    assert main(["export", str(session), "--out", str(tmp_path / "t.csv")]) == status
+    capsys.readouterr()
+    assert main(["export", str(session), "--format", "kt-cache", "--out", str(tmp_path / "ok.json")]) == status
+    monkeypatch.undo()
+    assert main(["export", str(session), "--format", "kt-cache", "--out", str(tmp_path / "k.json")]) == 0
+    monkeypatch.setattr(session_module, "atomic_write", refused)  # a session's save: import-kt
+    assert main(["import-kt", str(tmp_path / "k.json"), "--out", str(tmp_path / "i.json")]) == status
+    assert not (tmp_path / "i.json").exists()

@@ -23,13 +23,13 @@ from workbench.cli.export import cmd_export
 from workbench.cli.files import check_file_names
 from workbench.cli.gui_command import cmd_gui
 from workbench.cli.library import cmd_check_kernels, cmd_import_kt, cmd_kernels
-from workbench.cli.parser import EXIT_BAD_INPUT, build_parser
+from workbench.cli.parser import EXIT_BAD_INPUT, EXIT_RUN_FAILED, build_parser
 from workbench.cli.show import cmd_show
 from workbench.cli.streams import (
     StdoutForScripts, StopSignals, Terminated, closed_streams_to_devnull, log_records_said, silence,
 )
 from workbench.cli.tune import cmd_tune
-from workbench.core.errors import WorkbenchError, command_name
+from workbench.core.errors import WorkbenchError, WriteFailed, command_name
 
 COMMANDS = {
     "tune": cmd_tune,
@@ -63,6 +63,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             code = COMMANDS[args.command](args)
         sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
         return code
+    except WriteFailed as exc:  # the machine refused a write (a full disk): no input to fix
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_RUN_FAILED
     except WorkbenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

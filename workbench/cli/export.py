@@ -13,7 +13,7 @@ from workbench.cli.objective_flags import check_objective_on, objective_from_arg
 from workbench.cli.parser import STDOUT, TRIAL_FORMATS
 from workbench.core.domain.assignments import parse_assignments
 from workbench.core.domain.records import Provenance, provenance
-from workbench.core.errors import WorkbenchError, counted, printable
+from workbench.core.errors import WorkbenchError, counted, printable, write_error
 from workbench.core.fs import atomic_write
 
 
@@ -149,7 +149,7 @@ def _export_trials(args: argparse.Namespace) -> int:
     try:
         atomic_write(out, lambda f: f.write(text))
     except OSError as exc:
-        raise WorkbenchError(f"--out {out}: cannot write ({exc.strerror or exc})") from None
+        raise write_error(f"--out {out}: cannot write ({exc.strerror or exc})", exc) from None
     print(f"{summary} -> {printable(str(out))}")
     if backup is not None:
         print(f"kept the file that was there as {printable(str(backup))}")

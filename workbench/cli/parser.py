@@ -19,6 +19,8 @@ STRATEGY_CHOICES = ", ".join(f"{name} (default; {DEFAULT_PARETO_STRATEGY} with -
                              for name in sorted(STRATEGIES))
 
 EXIT_BAD_INPUT = 2
+#: A command whose work failed (a run that failed, a write the machine refused: a full disk).
+EXIT_RUN_FAILED = 1
 #: Largest seed accepted (seeds feed NumPy generators, which take non-negative integers).
 MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.

@@ -197,6 +197,27 @@ class WorkbenchError(Exception):
         return kind(template=template)
 
 
+class WriteFailed(WorkbenchError):
+    """A write the machine refused although what was asked was sound: a full disk, a quota, an I/O
+    error, a file system mounted read-only. Commands exit 1 for it, as for a run that failed, and
+    keep 2 for input to fix: a script that reads 2 as "fix the arguments, do not retry" took a full
+    disk for a usage error."""
+
+
+#: errno names of a write the machine refused (see :class:`WriteFailed`); others (no such folder,
+#: no permission) are the path a person gave.
+_MACHINE_WRITE_ERRORS = frozenset({"ENOSPC", "EDQUOT", "EIO", "EROFS", "EFBIG", "ENOMEM"})
+
+
+def write_error(message: str, exc: OSError) -> WorkbenchError:
+    """``message`` as the error a failed write raises: :class:`WriteFailed` when the machine refused
+    it (``exc``'s errno among those above), else a plain :class:`WorkbenchError`."""
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    return WriteFailed(message) if name in _MACHINE_WRITE_ERRORS else WorkbenchError(message)
+
+
 class Cancelled(WorkbenchError):
     """The person cancelled at a question the action asked (save the trials shown first?): said
     where the action was asked for, not warned of a second time."""

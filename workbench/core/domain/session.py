@@ -55,7 +55,7 @@ try:  # optional speed-up: parses and writes large sessions several times faster
 except ImportError:  # pragma: no cover - the json module does the same work, slower
     orjson = None  # type: ignore[assignment]
 
-from workbench.core.errors import DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError, quoted
+from workbench.core.errors import DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError, quoted, write_error
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
 from workbench.core.fs import MAX_FILE_BYTES, atomic_write, open_regular, read_capped, read_only, read_only_text, resolved
 from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement, Status, Trial
@@ -1129,7 +1129,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
         with _no_gc():
             atomic_write(p, lambda f: _write_document(f, session, trials, head))
     except OSError as exc:
-        raise WorkbenchError(f"{p}: cannot save session ({exc.strerror or exc})") from None
+        raise write_error(f"{p}: cannot save session ({exc.strerror or exc})", exc) from None
     except (TypeError, ValueError) as exc:
         raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
     session.objective_on_disk[disk_key(p)] = (read_back.constraints, read_back.weights)  # as the file says them

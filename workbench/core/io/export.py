@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import SpaceError, WorkbenchError, quoted
+from workbench.core.errors import SpaceError, WorkbenchError, quoted, write_error
 from workbench.core.fs import atomic_write
 from workbench.core.domain.macros import reserved_macro
 from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, Provenance, is_arch_name, least_measured,
@@ -522,7 +522,7 @@ def export_sessions(
     try:
         atomic_write(path, lambda handle: handle.write(text))
     except OSError as exc:  # (a full disk, a read-only mount: named by the file asked for, not the temporary one)
-        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise write_error(f"{path}: cannot write ({exc.strerror or exc})", exc) from None
     return plan
 
 

@@ -49,7 +49,7 @@ from typing import Any, Final, Mapping, Sequence, TypeGuard
 
 import numpy as np
 
-from workbench.core.errors import SessionFormatError, WorkbenchError, printable, with_hidden_escaped
+from workbench.core.errors import SessionFormatError, WorkbenchError, printable, with_hidden_escaped, write_error
 from workbench.core.domain.measurement import LATENCY, METRIC_DIRECTION, Measurement, Status, Trial
 from workbench.core.domain.metrics import KT_METRICS, identifier_of, known_direction
 from workbench.core.domain.records import provenance
@@ -938,7 +938,7 @@ def export_kt_cache(session: Session, path: str | os.PathLike[str], notes: list[
     try:
         atomic_write(Path(path), lambda f: f.write(text))
     except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise write_error(f"{path}: cannot write ({exc.strerror or exc})", exc) from None
     return records
 
 
@@ -1075,7 +1075,7 @@ def export_csv(session: Session, path: str | os.PathLike[str], notes: list[str] 
     try:
         atomic_write(Path(path), lambda f: f.write(text))
     except OSError as exc:
-        raise WorkbenchError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        raise write_error(f"{path}: cannot write ({exc.strerror or exc})", exc) from None
     return len(session.trials)
 
 
