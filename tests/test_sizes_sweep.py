@@ -1046,3 +1046,14 @@ def test_a_size_the_template_never_takes_in_a_file_is_refused_naming_the_file_an
     line = one_line_error(cli("export", out, "--format", "dispatch", "--out", tmp_path / "d.h"))
     assert line.startswith(f"error: {out}: trials measured at n = -4, a size the template does not take ("), line
     assert not (tmp_path / "d.h").exists()
+
+
+def test_show_json_names_the_size_answered_when_a_sweep_has_measured_one_other_size(cli, tmp_path: Path) -> None:
+    """A sweep that had measured only n=65536 (not its own problem) gave that size's best with no
+    `answered`: a nightly script took the small size's figure for the session's problem's."""
+    out = tmp_path / "one.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--sizes", "n=65536",
+               "--budget", "3", "--quiet", "--out", out).returncode == 0
+    doc = json.loads(cli("show", out, "--json").stdout)
+    assert doc["answered"]["n"] == 65536 and doc["best"] is not None
+    assert "at n=65536" in cli("show", out).stdout

@@ -66,6 +66,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     is ranked and ``best`` is None: configs of different sizes are never ranked together.
     """
     from workbench.core.domain.objective import rank
+    from workbench.core.domain.session import problem_key
     from workbench.core.domain.sizes import problems_of, sweep_progress
     from workbench.core.io.export import answered_problem
 
@@ -73,7 +74,10 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     weights = weights or session.weights
     trials = list(session.trials)
     ranked, answered = trials, None
-    one_size = bool(at) or len(problems_of(session)) > 1  # ranked at one size: the one export answers for
+    measured = problems_of(session)
+    # ranked at one size, the one export answers for, and said (`answered`): also a sweep that has
+    # measured one size only, not its own problem, whose best a script took for the session's problem's
+    one_size = bool(at) or len(measured) > 1 or (len(measured) == 1 and problem_key(measured[0]) != problem_key(session.problem))
     if one_size:
         found = answered_problem(session, label, at)
         answered, ranked = (found[0], list(found[1])) if found is not None else (None, [])
