@@ -387,3 +387,25 @@ def test_a_sigterm_that_a_library_turned_into_a_plain_interrupt_is_still_a_sigte
     monkeypatch.setitem(cli_module.COMMANDS, "kernels", command)
     assert cli_module.main(["kernels"]) == 128 + signal.SIGTERM
     assert capsys.readouterr().err.strip().endswith("terminated")
+
+
+def test_a_stop_after_the_command_has_ended_is_ignored_not_fatal(tmp_path: Path) -> None:
+    """The stop signals' handlers were put back as the command returned: a SIGTERM in the last
+    milliseconds (a CI timeout) killed a run that had saved and printed everything (status -15). As
+    the program's entry (no arguments) the command ends the process, and a late stop is ignored;
+    called with arguments (a test, a script's own process) the handlers from before come back."""
+    probe = textwrap.dedent("""
+        import signal, sys
+        from workbench.cli import main
+        sys.argv = ["main.py", "kernels"]
+        code = main()
+        late = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+        assert code == 0 and late == (signal.SIG_IGN, signal.SIG_IGN), late
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        assert main(["kernels"]) == 0
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # put back when called with arguments
+        print("ok")
+    """)
+    done = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr

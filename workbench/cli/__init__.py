@@ -97,4 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (OSError, ValueError):
             pass
         sys.stdout = stdout
-        stop_signals.restore()
+        # called with no arguments, as the program (main.py, python -m, the console script): the
+        # process ends with the command; called with arguments (tests, a script's own process) it
+        # goes on, with its own handlers back
+        stop_signals.restore(exiting=argv is None)

@@ -143,12 +143,15 @@ class StopSignals:
                 self._previous[signum] = previous
                 signal.signal(signum, self)
 
-    def restore(self) -> None:
-        """Put back the handlers from before; while a stop is under way they stay ignored until exit."""
+    def restore(self, exiting: bool = False) -> None:
+        """Put back the handlers from before; while a stop is under way they stay ignored until exit.
+        ``exiting``: the process ends with the command, whose work is done and said: a stop that
+        lands now is ignored. Put back, the default handler killed a finished run that had saved
+        and printed everything (status -15, a CI job marked failed with its output complete)."""
         if self.received is not None:
             return
         for signum, previous in self._previous.items():
-            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+            signal.signal(signum, signal.SIG_IGN if exiting else previous if previous is not None else signal.SIG_DFL)
         self._previous.clear()
 
 
