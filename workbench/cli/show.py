@@ -413,6 +413,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     from workbench.runner.plan import session_metrics
 
     session = load_session(args.file)
+    from workbench.cli.files import note_runs_writing
+
+    # (a nightly job's show of a session still being written gave a partial count, said nowhere)
+    note_runs_writing([args.file], "what is shown")
     constraints, weights = objective_from_args(args, session, args.file)
     objectives = objectives_from_args(args, session) or ()
     if args.objectives is None:
