@@ -202,7 +202,7 @@ def test_an_export_over_another_file_keeps_it_as_bak(window, cli, tmp_path):
 
 @pytest.mark.parametrize("badge", ["SIMULATED: timings are modelled, not measured",
                                    "REPLAY: timings were recorded earlier, not measured now",
-                                   "RECORDED: timings were measured earlier, imported, not measured now"])
+                                   "RECORDED: timings were measured earlier, not now"])
 @pytest.mark.parametrize("width", [240, 320, 420])
 def test_the_timing_label_of_an_exported_chart_fits_inside_it_whole(window, qtbot, badge, width):
     """The SIMULATED / REPLAY label is what must survive export: its box was as wide as its text

@@ -672,7 +672,7 @@ class MainWindow(WindowRuns):
                 # as show and the exports name them: a replay ran a strategy over a recording; an
                 # import is the recording itself (both measured earlier, elsewhere)
                 kind = provenance(device)
-                self.timing_badge.setText("  RECORDED: timings were measured earlier, imported, not measured now  "
+                self.timing_badge.setText("  RECORDED: timings were measured earlier, not now  "
                                           if kind == "recorded" else
                                           "  REPLAY: timings were recorded earlier, not measured now  ")
                 self.timing_badge.setStyleSheet("background:#56b4e9; color:black; font-weight:bold; border-radius:3px")
