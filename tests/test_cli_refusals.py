@@ -697,3 +697,24 @@ def test_a_write_the_machine_refuses_exits_1_and_a_path_a_person_gave_2(tmp_path
     monkeypatch.setattr(session_module, "atomic_write", refused)  # a session's save: import-kt
     assert main(["import-kt", str(tmp_path / "k.json"), "--out", str(tmp_path / "i.json")]) == status
     assert not (tmp_path / "i.json").exists()
+    monkeypatch.undo()
+    from workbench.core.io import dispatch
+
+    sweep = tmp_path / "sw.json"
+    assert main(["tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+                 "--sizes", "n=4096,65536", "--budget", "2", "--quiet", "--out", str(sweep)]) == 0
+    monkeypatch.setattr(dispatch, "atomic_write", refused)  # it gave the bare "[Errno 28] ...", exit 2
+    capsys.readouterr()
+    assert main(["export", str(sweep), "--format", "dispatch", "--out", str(tmp_path / "d.h")]) == status
+    assert capsys.readouterr().err.startswith(f"error: {tmp_path / 'd.h'}: cannot write (")
+    monkeypatch.undo()
+    from workbench.core.io import session_lock
+
+    class RefusingOs:  # the lock file's first write, on a full disk (the first write of tune and import-kt)
+        def __getattr__(self, name):
+            return refused if name == "write" else getattr(os, name)
+
+    monkeypatch.setattr(session_lock, "os", RefusingOs())
+    assert main(["tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
+                 "--budget", "2", "--quiet", "--out", str(tmp_path / "n.json")]) == status
+    assert "cannot write the lock file" in capsys.readouterr().err

@@ -479,7 +479,7 @@ def test_main_py_gui_runs_and_quits_leaving_nothing_behind(tmp_path):
     assert not (tmp_path / "config").exists() and not (tmp_path / "xdg").exists()
 
 
-@pytest.mark.parametrize("size", ["abc", "0x0", "50000x50000", "1920x"])
+@pytest.mark.parametrize("size", ["abc", "0x0", "50000x50000", "1920x", "²x900", "١٩٢٠x1080"])
 def test_a_screen_size_that_is_no_size_is_one_line_and_exit_2(tmp_path, size):
     """50000x50000 crashed Qt's painter (a segfault, exit 139, no picture); "abc" or "0x0" were
     dropped without a word and the picture came out at another size."""

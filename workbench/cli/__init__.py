@@ -29,7 +29,7 @@ from workbench.cli.streams import (
     StdoutForScripts, StopSignals, Terminated, closed_streams_to_devnull, log_records_said, silence,
 )
 from workbench.cli.tune import cmd_tune
-from workbench.core.errors import WorkbenchError, WriteFailed, command_name
+from workbench.core.errors import WorkbenchError, WriteFailed, command_name, machine_refused
 
 COMMANDS = {
     "tune": cmd_tune,
@@ -74,7 +74,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except (OSError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
+        # one no write site named (see WriteFailed): a full disk is still no input to fix
+        return EXIT_RUN_FAILED if isinstance(exc, OSError) and machine_refused(exc) else EXIT_BAD_INPUT
     except MemoryError:  # a file or a problem beyond this machine: one line, not a traceback
         print(f"error: {args.command or 'the command'}: not enough memory for what it was given (a file or "
               "problem too large for this machine)", file=sys.stderr)

@@ -209,13 +209,17 @@ class WriteFailed(WorkbenchError):
 _MACHINE_WRITE_ERRORS = frozenset({"ENOSPC", "EDQUOT", "EIO", "EROFS", "EFBIG", "ENOMEM"})
 
 
-def write_error(message: str, exc: OSError) -> WorkbenchError:
-    """``message`` as the error a failed write raises: :class:`WriteFailed` when the machine refused
-    it (``exc``'s errno among those above), else a plain :class:`WorkbenchError`."""
+def machine_refused(exc: OSError) -> bool:
+    """Whether ``exc`` is one of the machine's refusals of a write (its errno among those above)."""
     import errno
 
-    name = errno.errorcode.get(exc.errno or 0, "")
-    return WriteFailed(message) if name in _MACHINE_WRITE_ERRORS else WorkbenchError(message)
+    return errno.errorcode.get(exc.errno or 0, "") in _MACHINE_WRITE_ERRORS
+
+
+def write_error(message: str, exc: OSError) -> WorkbenchError:
+    """``message`` as the error a failed write raises: :class:`WriteFailed` when the machine refused
+    it (:func:`machine_refused`), else a plain :class:`WorkbenchError`."""
+    return WriteFailed(message) if machine_refused(exc) else WorkbenchError(message)
 
 
 class Cancelled(WorkbenchError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import atexit
 import gc
 import os
+import re
 import shutil
 import signal
 import socket
@@ -44,9 +45,10 @@ def _screenshot_size() -> tuple[int, int]:
     text = os.environ.get("KERNEL_WORKBENCH_SCREEN_SIZE", "")
     if not text:
         return SCREEN_SIZE
-    width, sep, height = text.strip().lower().partition("x")
-    if not (sep and width.isdigit() and height.isdigit()
-            and 1 <= int(width) <= MAX_SCREEN_SIDE and 1 <= int(height) <= MAX_SCREEN_SIDE):
+    # ASCII digits only: str.isdigit() took "²" (then int() raised a traceback) and Arabic digits
+    match = re.fullmatch(r"([0-9]{1,6})[xX]([0-9]{1,6})", text.strip())
+    width, height = match.groups() if match else ("0", "0")
+    if not (1 <= int(width) <= MAX_SCREEN_SIDE and 1 <= int(height) <= MAX_SCREEN_SIDE):
         raise WorkbenchError(f"KERNEL_WORKBENCH_SCREEN_SIZE={printable(text)}: give the window's size as WIDTHxHEIGHT "
                              f"in pixels, each from 1 to {MAX_SCREEN_SIDE}, e.g. 1920x1080")
     return int(width), int(height)

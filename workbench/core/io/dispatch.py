@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, write_error
 from workbench.core.fs import atomic_write
 from workbench.core.io.export import (
     ExportPlan,
@@ -706,7 +706,10 @@ def export_dispatch(
                                  sources=sources, kernel_dirs=kernel_dirs)
     if check_output is not None:
         check_output(path)
-    atomic_write(path, lambda handle: handle.write(text))
+    try:
+        atomic_write(path, lambda handle: handle.write(text))
+    except OSError as exc:  # named by the file asked for, not the temporary one, as the other exports
+        raise write_error(f"{path}: cannot write ({exc.strerror or exc})", exc) from None
     return plan
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from workbench.core.domain.session import JOURNAL_SUFFIX, has_journal, journal_path, session_path_of
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, write_error
 from workbench.core.fs import read_only, read_only_text, resolved
 from workbench.core.io.session_lock import LOCK_SUFFIX, locked_by_other
 
@@ -239,7 +239,7 @@ def keep_backup(path: Path, flag: str = "--out") -> Path:
     try:
         shutil.copy2(path, backup)
     except OSError as exc:
-        raise WorkbenchError(f"{flag} {path}: cannot keep a backup as {backup.name} ({exc.strerror or exc})") from None
+        raise write_error(f"{flag} {path}: cannot keep a backup as {backup.name} ({exc.strerror or exc})", exc) from None
     return backup
 
 

@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 from types import TracebackType
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, write_error
 from workbench.core.fs import process_exists
 
 try:
@@ -63,7 +63,7 @@ def _open_lock_file(path: Path) -> tuple[int, bool]:
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise WorkbenchError(f"{path}: is a symbolic link, not a lock file; remove it") from None
-        raise WorkbenchError(f"{path}: cannot create the lock file ({exc.strerror or exc})") from None
+        raise write_error(f"{path}: cannot create the lock file ({exc.strerror or exc})", exc) from None
 
 
 def _no_progress() -> int:
@@ -134,7 +134,7 @@ class SessionLock:
         except OSError as exc:  # a full disk, a quota: no lock, and no empty file left in the way
             self._fd = fd
             self.release()
-            raise WorkbenchError(f"{self.path}: cannot write the lock file ({exc.strerror or exc})") from None
+            raise write_error(f"{self.path}: cannot write the lock file ({exc.strerror or exc})", exc) from None
         self._fd = fd
         return self
 
