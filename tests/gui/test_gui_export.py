@@ -80,8 +80,11 @@ def test_screenshot_size_can_be_chosen(monkeypatch):
     assert _screenshot_size() == SCREEN_SIZE
     monkeypatch.setenv("KERNEL_WORKBENCH_SCREEN_SIZE", "1920x1080")
     assert _screenshot_size() == (1920, 1080)
-    monkeypatch.setenv("KERNEL_WORKBENCH_SCREEN_SIZE", "huge")
-    assert _screenshot_size() == SCREEN_SIZE
+    monkeypatch.setenv("KERNEL_WORKBENCH_SCREEN_SIZE", " 1280X720 ")
+    assert _screenshot_size() == (1280, 720)
+    monkeypatch.setenv("KERNEL_WORKBENCH_SCREEN_SIZE", "huge")  # it was dropped without a word
+    with pytest.raises(WorkbenchError, match="KERNEL_WORKBENCH_SCREEN_SIZE=huge: give the window's size"):
+        _screenshot_size()
 
 
 def test_toolbar_chooses_estimated_resources_for_the_simulator(window, qtbot):
