@@ -365,6 +365,20 @@ def test_a_save_question_closed_unanswered_keeps_the_unsaved_trials_and_their_au
     window.interactive = False
 
 
+def _run_saved_then_changed_elsewhere(window, qtbot, tmp_path, budget: int) -> Path:
+    """A run going, saved to g.json mid-run, whose file another program then changed (its
+    constraints): a later save there is refused ("save this session under another name")."""
+    window.trusted_code.add(Path(SLOW).resolve())
+    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": budget})
+    qtbot.waitUntil(lambda: window.model.n >= 2, timeout=30_000)
+    target = tmp_path / "g.json"
+    assert window.save_to(target)
+    doc = load_session(target)
+    doc.constraints = dataclasses.replace(doc.constraints, max_latency_ms=0.2)  # changed by another program
+    save_session(doc, target)
+    return target
+
+
 def test_closing_during_a_run_stays_open_when_the_promised_save_fails(window, qtbot, monkeypatch, tmp_path):
     """Yes to "stop the run and save its trials to g.json" then a save that failed (the file's
     constraints changed elsewhere: "save this session under another name") closed the window all
@@ -375,14 +389,7 @@ def test_closing_during_a_run_stays_open_when_the_promised_save_fails(window, qt
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: (QApplication.processEvents(), QMessageBox.StandardButton.Yes)[1])
     warned: list[str] = []
     monkeypatch.setattr(QMessageBox, "warning", lambda _p, _t, text, *a, **k: warned.append(text))
-    window.trusted_code.add(Path(SLOW).resolve())
-    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 400})
-    qtbot.waitUntil(lambda: window.model.n >= 2, timeout=30_000)
-    target = tmp_path / "g.json"
-    assert window.save_to(target)
-    doc = load_session(target)
-    doc.constraints = dataclasses.replace(doc.constraints, max_latency_ms=0.2)  # changed by another program
-    save_session(doc, target)
+    _run_saved_then_changed_elsewhere(window, qtbot, tmp_path, budget=400)
     window.interactive = True
     closed = window.close()
     assert not closed and window.isVisible()  # it stays: the person saves elsewhere, as advised
@@ -476,14 +483,7 @@ def test_a_run_that_ends_while_the_close_question_is_asked_leaves_the_window_idl
 
     monkeypatch.setattr(QMessageBox, "question", question)
     monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: None)
-    window.trusted_code.add(Path(SLOW).resolve())
-    window.start_run({"kernel": SLOW, "backend": "python", "strategy": "random", "budget": 30})
-    qtbot.waitUntil(lambda: window.model.n >= 2, timeout=30_000)
-    target = tmp_path / "g.json"
-    assert window.save_to(target)
-    doc = load_session(target)
-    doc.constraints = dataclasses.replace(doc.constraints, max_latency_ms=0.2)  # changed by another program
-    save_session(doc, target)
+    _run_saved_then_changed_elsewhere(window, qtbot, tmp_path, budget=30)
     window.interactive = True
     assert not window.close() and window.isVisible()
     window.interactive = False
