@@ -587,6 +587,24 @@ def test_compare_draws_its_curves_once_per_run_tick_and_no_tick_values_before_a_
     assert len(draws) == 2
 
 
+def test_a_narrow_compare_pane_narrows_the_names_not_the_figures(shown):
+    """At 1440 px in presentation mode B was cut to "0.0281" and B / A was out of sight: the
+    names' column gives up its width first, each name whole in its tool tip."""
+    view = shown.compare
+    shown.bottom_tabs.setCurrentWidget(view)
+    view.set_pair(0, 5)
+    table = view.table
+    table.resizeColumnsToContents()
+    figures = [table.columnWidth(c) for c in (1, 2, 3)]
+    names = table.columnWidth(0)
+    table.setFixedWidth(sum(figures) + names // 2 + table.verticalHeader().width() + 4)
+    QApplication.processEvents()
+    view._fit_columns()
+    assert [table.columnWidth(c) for c in (1, 2)] == figures[:2] and table.columnWidth(3) >= figures[2]  # whole
+    assert table.columnWidth(0) < names
+    assert table.item(0, 0).toolTip() == table.item(0, 0).text()
+
+
 def test_large_rates_are_written_as_numbers_not_exponents():
     from workbench.core.domain.figures import fmt
 

@@ -216,6 +216,21 @@ class CompareView(QWidget):
     def resizeEvent(self, event: Any) -> None:  # Qt override
         super().resizeEvent(event)
         self._fit_legend()
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """The figures' columns as wide as their contents, the names' column narrowed (its names
+        elided, whole in their tool tips) when all four do not fit: at 1440 px in presentation
+        mode B was cut to "0.0281" and B / A, what a comparison is read for, was out of sight."""
+        table = self.table
+        if table.rowCount() == 0:
+            return
+        table.resizeColumnsToContents()
+        room = table.viewport().width()
+        widths = [table.columnWidth(c) for c in range(table.columnCount())]
+        over = sum(widths) - room
+        if over > 0:
+            table.setColumnWidth(0, max(widths[0] - over, table.fontMetrics().horizontalAdvance("latency p2…") + 8))
 
     def _fit_legend(self) -> None:
         """The legend as tall as its lines, up to a third of the tab: the plot keeps the rest."""
@@ -274,8 +289,10 @@ class CompareView(QWidget):
                     item.setBackground(DIFFERS)
                 if c == 0 and row.section == "slot":
                     item.setFont(QFont(item.font().family(), weight=QFont.Weight.Bold))
+                if c == 0:
+                    item.setToolTip(name)  # whole, where a narrow pane elides it
                 self.table.setItem(r, c, item)
-        self.table.resizeColumnsToContents()
+        self._fit_columns()
         session = self.model.session
         assert session is not None  # a and b are its trials
         source_a, note = render_source(session, a.config, session.problem_of(a), self.opened())
