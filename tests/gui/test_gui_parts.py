@@ -15,7 +15,7 @@ import pytest
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement, Status, Trial
-from workbench.core.domain.session import Session, save_session
+from workbench.core.domain.session import Session, load_session, save_session
 from workbench.core.domain.space import SearchSpace, Slot
 from workbench.gui.text import metric_label
 from workbench.gui.analysis import concentrations_from_columns, failure_concentrations
@@ -1281,3 +1281,21 @@ def test_a_run_refused_at_its_start_leaves_the_persons_window_its_own(qtbot, tmp
     main(str(new), {"kernel": "no_such_kernel", "backend": "sim"}, None, False, tab="failures")
     qtbot.wait(500)  # what the person's window left scheduled runs now, not in the next test
     assert seen == ["started", "Results"] and not new.exists(), seen
+
+
+def test_gui_session_run_of_the_python_benchmark_named_continues_it(tmp_path):
+    """`gui SESSION --run FILE.py --backend python --quit-when-done` was refused ("needs the
+    person's yes in an interactive window") though the person named the file, as
+    `tune FILE --resume SESSION` names it, which works."""
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "KERNEL_WORKBENCH_CONFIG_DIR": str(tmp_path / "config"),
+           "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data")}
+    env.pop("KERNEL_WORKBENCH_AUTOSAVE_DIR", None)
+    session = tmp_path / "b.json"
+    first = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", BENCH, "--budget", "2", "--quiet",
+                            "--out", str(session)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "gui", str(session), "--run", BENCH, "--backend",
+                           "python", "--budget", "4", "--quit-when-done"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert len(load_session(session).trials) == 2 + 4  # continued, into the session named

@@ -445,6 +445,11 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             if tab is not None:
                 window.show_tab(tab)
             if run:
+                if str(run.get("backend")) == "python" and str(run.get("kernel", "")).endswith(".py"):
+                    # the person named the file on the command line, as `tune FILE --resume` names
+                    # it: its code runs without the window's question (which a session's own path
+                    # needs, and an automated window cannot ask)
+                    window.trusted_code.add(Path(str(run["kernel"])).resolve())
                 window.toolbar.apply(dict(run))
                 window.start_run(dict(run))
                 if new_file and window.autosave_path is not None:
