@@ -755,3 +755,20 @@ def test_a_direction_on_a_stored_fronts_objective_is_no_direction_only(cli, tmp_
                "--executor", "inline", "--objectives", "latency_ms,gflops", "--out", out).returncode == 0
     assert "note:" not in cli("show", out, "--maximize", "gflops").stderr
     assert "gives gflops a direction only" in cli("show", out, "--maximize", "gflops", "--objectives", "none").stderr
+
+
+def test_tune_says_once_that_a_direction_alone_ranks_nothing(cli, tmp_path: Path) -> None:
+    """`tune BENCH --maximize accuracy` ranked the run by latency and said nothing; show said it
+    only when the flag was given to it again."""
+    bench = Path(__file__).resolve().parent / "fixtures" / "trivial_bench.py"
+    out = tmp_path / "b.json"
+    done = cli("tune", bench, "--budget", "2", "--quiet", "--out", out, "--maximize", "quality")
+    notes = [line for line in done.stderr.splitlines() if line.startswith("note: ")]
+    assert done.returncode == 0 and notes == [
+        "note: --maximize quality gives quality a direction only; the score ranks by latency_ms: "
+        "add --weight quality=1 to rank by it"], done.stderr
+    again = cli("tune", bench, "--resume", out, "--budget", "3", "--quiet", "--maximize", "quality")
+    assert again.returncode == 0 and again.stderr.count("gives quality a direction only") == 1, again.stderr
+    weighed = cli("tune", bench, "--resume", out, "--budget", "4", "--quiet", "--maximize", "quality",
+                  "--weight", "quality=1")
+    assert "direction only" not in weighed.stderr

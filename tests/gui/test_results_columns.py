@@ -169,3 +169,24 @@ def test_a_metric_or_slot_named_like_another_column_gets_a_heading_of_its_own(wi
                        ("metric:status", "status (metric)"), ("metric:feasible", "feasible (metric)"),
                        ("slot:quality", "quality (slot)"), ("metric:quality", "quality")):
         assert table.headerData(table.column_of(key), Qt.Orientation.Horizontal) == title
+
+
+def test_a_slot_column_is_as_wide_as_its_values(window):
+    """A learning rate of 0.001, 0.01, 0.1 or 1.0 read "0.0…" for the first two at any window
+    width: the column was sized from its header "lr" alone."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("lr", (0.001, 0.01, 0.1, 1.0)), Slot("width", (8, 16))])
+    trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
+    window.model.set_session(Session(kernel="bench", space=space, trials=trials))
+    window.refresh()
+    table = window.results
+    model = table.table_model
+    column = model.column_of("slot:lr")
+    texts = [model.data(model.index(row, column)) for row in range(model.rowCount())]
+    assert {"0.001000", "0.01000"} <= set(texts), texts
+    view = table.view
+    needed = max(view.fontMetrics().horizontalAdvance(text) for text in texts)
+    assert view.columnWidth(column) >= needed  # (the proxy keeps the model's columns)

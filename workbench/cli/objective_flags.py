@@ -75,7 +75,7 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
         if base is not None:  # (of a metric the session reports: one it does not is warned of as a typo)
             reported = {name for trial in base.trials for name in trial.measurement.metrics}
             stored = base.strategy.get("objectives") if isinstance(base.strategy, dict) else None
-            for note in _direction_only_notes(args, weights, reported, stored or ()):
+            for note in direction_only_notes(args, weights, reported, stored or ()):
                 print(f"note: {note}", file=sys.stderr)
     if base is not None and source:  # a weight the file stores, no flag replaced, and no direction known
         from workbench.core.domain.search_objective import check_stored_directions
@@ -86,7 +86,7 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
     return constraints, weights
 
 
-def _direction_only_notes(args: argparse.Namespace, weights: Any, reported: set[str],
+def direction_only_notes(args: argparse.Namespace, weights: Any, reported: set[str],
                           stored: Any = ()) -> list[str]:
     """For ``--maximize M`` / ``--minimize M`` with no weight on M (and M no objective of a front):
     the flag gives a direction only, and the score ranks by the other weights. A person who typed

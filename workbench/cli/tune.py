@@ -241,6 +241,14 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return 1
     for warning in _idle_directions_after(run):
         print(f"warning: {printable(warning)}", file=sys.stderr)
+    from workbench.cli.objective_flags import direction_only_notes
+
+    # --maximize M with nothing weighing M ranked the run by latency and said nothing, where show says it
+    reported = {name for trial in session.trials for name in trial.measurement.metrics}
+    stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
+    # (a continued session's was said before its run, as the flags were read against its file)
+    for note in [] if run.continued else direction_only_notes(args, session.weights, reported, stored or ()):
+        print(f"note: {printable(note)}", file=sys.stderr)
     if run.engine.unrefined:
         unrefined = run.engine.unrefined
         print(f"note: {counted(unrefined, 'trial')} keep{'s' if unrefined == 1 else ''} estimated resources (marked resources_pending): their "

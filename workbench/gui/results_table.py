@@ -801,8 +801,24 @@ class ResultsTable(QWidget):
                             else metrics.horizontalAdvance(verdict) + 16)
             elif key.startswith("metric:"):  # a name from a file can be any length: the tool tip has it whole
                 width = min(width, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
+            elif key.startswith("slot:"):  # its values whole: "lr" cut 0.001 and 0.01 alike to "0.0…"
+                width = max(width, self._values_width(key.removeprefix("slot:"), metrics))
             widths.append((column, width))
         return widths
+
+    def _values_width(self, slot: str, metrics: QFontMetrics) -> int:
+        """The width the slot's values take as the table writes them (its domain, when the space
+        is known, is all it can show; at most 64 values are measured, and no wider than a
+        metric's header allows, so a slot of long text names keeps its tool tip)."""
+        space = self.model.session.space if self.model.session is not None else None
+        slot_of = {s.name: s for s in space.slots} if space is not None else {}
+        if slot not in slot_of:
+            return 0
+        values = slot_of[slot].values[:64]
+        whole = all(isinstance(v, (int, bool)) or (isinstance(v, float) and v.is_integer()) for v in values)
+        texts = [str(v) if isinstance(v, (bool, str)) else fmt(float(v), column=not whole) for v in values]
+        widest = max((metrics.horizontalAdvance(text) for text in texts), default=0)
+        return min(widest + 16, metrics.horizontalAdvance("M" * MAX_HEADER_CHARS) + 18)
 
     def _longest_verdict(self, key: str, start: int = 0) -> str:
         """The longest text the ``key`` column (status or feasible) must show for trials ``start``
