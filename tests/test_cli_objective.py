@@ -195,7 +195,10 @@ def test_a_python_benchmarks_direction_on_a_metric_no_trial_reported_is_said_aft
                "--maximize", "nope", "--maximize", "quality")
     assert done.returncode == 0, done.stderr
     assert done.stderr.strip().splitlines() == [
-        "warning: direction for 'nope': no trial reports it and the backend does not declare it; it has no effect"]
+        "warning: direction for 'nope': no trial reports it and the backend does not declare it; it has no effect",
+        # (quality is reported, but nothing weighs it: its direction alone ranks nothing)
+        "note: --maximize quality gives quality a direction only; the score ranks by latency_ms: "
+        "add --weight quality=1 to rank by it"]
 
 
 def test_a_python_benchmark_weighted_on_a_metric_it_does_not_report_is_said_and_its_session_opens(
