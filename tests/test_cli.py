@@ -705,3 +705,36 @@ def test_the_packages_logged_warnings_are_said_as_warning_lines(cli, capsys, mon
     assert "error:" not in result.stderr  # a logged note does not make the command fail
     logging.getLogger("workbench.runner.engine").warning("after the command")  # the handler went with it
     assert "warning: after the command" not in capsys.readouterr().err
+
+
+def test_kernels_lists_a_template_whose_space_is_too_linked_to_count(tmp_path, monkeypatch, capsys) -> None:
+    """One template of a folder whose restriction links three long slots made `kernels` fail
+    whole (exit 2, no listing) after the count gave up: it is listed with its count unknown."""
+    import shutil
+
+    from workbench.cli import main as cli_main
+    from workbench.core.domain import space_count
+
+    folder = tmp_path / "mine"
+    shutil.copytree(ROOT / "docs" / "examples" / "saxpy", folder)
+    spec_path = folder / "saxpy.kernel.json"
+    spec = json.loads(spec_path.read_text())
+    for name in ("pad_a", "pad_b", "pad_c"):
+        spec["slots"].append({"name": name, "values": list(range(100)), "group": "compute", "default": 0})
+    spec["restrictions"] = [*spec.get("restrictions", []), "(pad_a * 7 + pad_b * 3 + pad_c) % 11 != 5"]
+    spec_path.write_text(json.dumps(spec))
+    source = folder / spec.get("source", "saxpy.cu")
+    source.write_text(source.read_text() + "\n__device__ int workbench_pads() { return PAD_A + PAD_B + PAD_C; }\n")
+    # counted by backtracking (not the vectorised count of a space under a million points), giving
+    # up soon, as a space of three 3,000-value slots does after 10,000,000 checks (15 s)
+    monkeypatch.setattr(space_count, "VECTOR_MAX_POINTS", 1_000)
+    monkeypatch.setattr(space_count, "MAX_COUNT_CHECKS", 200_000)
+    capsys.readouterr()
+    assert cli_main(["kernels", "--kernel-dir", str(folder)]) == 0
+    out, err = capsys.readouterr()
+    assert any(line.split()[:3] == ["saxpy", "?", "configs"] for line in out.splitlines()), out
+    assert "vector_add" in out  # the others are listed still
+    assert "warning: saxpy: its valid configs are not counted (counting the valid configs needs more than" in err
+    assert cli_main(["kernels", "--kernel-dir", str(folder), "--json"]) == 0
+    listing = {item["name"]: item for item in json.loads(capsys.readouterr().out)}
+    assert listing["saxpy"]["valid_configs"] is None and listing["vector_add"]["valid_configs"] > 0
