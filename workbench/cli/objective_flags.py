@@ -72,10 +72,8 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
             raise WorkbenchError(f"--maximize and --minimize both name {both[0]!r}")
         directions = {**weights.directions, **{m: +1 for m in args.maximize}, **{m: -1 for m in args.minimize}}
         weights = Weights(values=values, directions=directions)
-        if base is not None:  # (of a metric the session reports: one it does not is warned of as a typo)
-            reported = {name for trial in base.trials for name in trial.measurement.metrics}
-            stored = base.strategy.get("objectives") if isinstance(base.strategy, dict) else None
-            for note in direction_only_notes(args, weights, reported, stored or ()):
+        if base is not None:
+            for note in direction_only_notes(args, weights, base):
                 print(f"note: {note}", file=sys.stderr)
     if base is not None and source:  # a weight the file stores, no flag replaced, and no direction known
         from workbench.core.domain.search_objective import check_stored_directions
@@ -86,12 +84,14 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
     return constraints, weights
 
 
-def direction_only_notes(args: argparse.Namespace, weights: Any, reported: set[str],
-                          stored: Any = ()) -> list[str]:
+def direction_only_notes(args: argparse.Namespace, weights: Any, session: Any) -> list[str]:
     """For ``--maximize M`` / ``--minimize M`` with no weight on M (and M no objective of a front):
     the flag gives a direction only, and the score ranks by the other weights. A person who typed
     ``--maximize gflops --weight latency_ms=0`` got a ranking by latency (every weight 0 falls back
     to it) and no word that gflops took no part."""
+    # of a metric the session reports (one it does not is warned of as a typo)
+    reported = {name for trial in session.trials for name in trial.measurement.metrics}
+    stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
     given = getattr(args, "objectives", None)
     # a front's objectives take their direction from these flags: the session's own, unless the
     # command line names others (or none)

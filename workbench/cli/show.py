@@ -19,7 +19,7 @@ from workbench.cli.objective_flags import (
 from workbench.cli.streams import print_json
 from workbench.core.domain.assignments import parse_assignments
 from workbench.core.domain.figures import fmt
-from workbench.core.domain.measurement import LATENCY, Status
+from workbench.core.domain.measurement import LATENCY, Status, failure_counts
 from workbench.core.domain.records import provenance
 from workbench.core.domain.size_analysis import in_plan_order
 from workbench.core.domain.sizes import typed_like
@@ -220,11 +220,7 @@ def _why_none(ranking: Any, trials: Sequence[Trial], remeasure: str | None = "tu
     why = str(ranking.why_none(remeasure))
     if ranking.n_ok:
         return why
-    reasons: dict[tuple[str, str], int] = {}
-    for trial in trials:
-        if trial.status.value not in ("ok", "aborted"):
-            key = (trial.status.value, first_line(trial.measurement.message)[:200])
-            reasons[key] = reasons.get(key, 0) + 1
+    reasons = failure_counts(trials)
     if not reasons:
         return why
     (status, message), count = max(reasons.items(), key=lambda item: item[1])

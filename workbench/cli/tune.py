@@ -244,10 +244,8 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.cli.objective_flags import direction_only_notes
 
     # --maximize M with nothing weighing M ranked the run by latency and said nothing, where show says it
-    reported = {name for trial in session.trials for name in trial.measurement.metrics}
-    stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
     # (a continued session's was said before its run, as the flags were read against its file)
-    for note in [] if run.continued else direction_only_notes(args, session.weights, reported, stored or ()):
+    for note in [] if run.continued else direction_only_notes(args, session.weights, session):
         print(f"note: {printable(note)}", file=sys.stderr)
     if run.engine.unrefined:
         unrefined = run.engine.unrefined

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from workbench.core.domain.metrics import METRICS, known_direction
 from workbench.core.domain.space import Config
@@ -175,3 +175,17 @@ class Trial:
 
     def metric(self, name: str) -> float:
         return self.measurement.metric(name)
+
+
+def failure_counts(trials: Iterable[Trial]) -> dict[tuple[str, str], int]:
+    """How many of ``trials`` failed with each (status, first line of the message), in the order
+    met: what a summary names when nothing succeeded ("most often compile_error (40): k.cu(20):
+    error: ..."). Successful trials and those stopped early under a latency limit are no failures."""
+    counts: dict[tuple[str, str], int] = {}
+    for trial in trials:
+        if trial.status in (Status.OK, Status.ABORTED):
+            continue
+        line = next((part.strip() for part in trial.measurement.message.splitlines() if part.strip()), "")
+        key = (trial.status.value, line[:200])
+        counts[key] = counts.get(key, 0) + 1
+    return counts

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError, counted
-from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.measurement import Status, Trial, failure_counts
 from workbench.core.domain.search_objective import INFEASIBLE
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.sizes import best_configs, size_parameters, sweep_plan, trials_by_problem
@@ -268,11 +268,7 @@ def _most_frequent_failure(trials: Sequence[Trial]) -> str:
     error: expected a ";"``. A sweep measures every size to its budget (a compile error may be one
     size's), so a source that compiles nowhere ends with a line per size, and that line said only
     "none succeeded"."""
-    counts: dict[tuple[str, str], int] = {}
-    for trial in trials:
-        lines = trial.measurement.message.strip().splitlines()
-        key = (trial.status.value, lines[0][:160] if lines else "")
-        counts[key] = counts.get(key, 0) + 1
+    counts = failure_counts(trials)
     if not counts:
         return "nothing measured"
     (status, message), count = max(counts.items(), key=lambda item: item[1])
