@@ -202,7 +202,7 @@ def test_failures_spread_evenly_still_show_their_reasons(window):
     text = window.failures.concentration.text()
     assert "have a=" not in text and "have b=" not in text  # spread evenly: nothing to blame
     assert "runtime_error (12): out of memory asking 100 MB (x2)" in text
-    assert not window.failures.concentration.isHidden()
+    assert not window.failures.notes.isHidden()
     # six distinct reasons: three named, the other three counted rather than left out
     assert "; and 3 other reasons (6 trials: filter the table by status)" in text
 

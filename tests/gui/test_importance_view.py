@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from PySide6.QtGui import QFont
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtCore import Qt
 
 from workbench.core.domain.importance import value_distributions
@@ -418,3 +418,34 @@ def test_names_that_shortened_would_read_alike_are_not_shortened_to_the_same_tex
     labelled, _ = view.value_plot.getAxis("bottom")._tickLevels
     texts = [text for _, text in labelled]
     assert len(set(texts)) == len(texts)  # each label names one box (middle-cut, or whole and thinned)
+
+
+def test_many_slots_in_a_short_pane_get_a_line_of_text_each(qtbot, computed) -> None:
+    """Twelve slot names in a pane 260 px high were drawn a few pixels apart, each on top of the
+    next: the bar plot asks for a line of its axis font per bar (a scroll area around the view
+    then scrolls), also after a larger font."""
+    space = SearchSpace([Slot(f"slot_{k}", (1, 2, 3), "compute") for k in range(12)])
+    rng = np.random.default_rng(3)
+    data = []
+    for i in range(120):
+        config = space.config({s.name: s.values[rng.integers(3)] for s in space.slots})
+        latency = 1.0 + sum((k + 1) * config[f"slot_{k}"] for k in range(12)) / 100
+        data.append(Trial(i, config, Measurement(Status.OK, {"latency_ms": latency})))
+    widget = ImportanceView(lambda: data, objective=lambda: (Constraints(), Weights()),
+                            domains={s.name: list(s.values) for s in space.slots})
+    qtbot.addWidget(widget)
+    widget.resize(600, 260)
+    widget.show()
+    qtbot.waitExposed(widget)
+    computed(widget)
+
+    def rows_apart() -> float:
+        box = widget.bar_plot.getViewBox()
+        return box.height() / box.viewRect().height()
+
+    axis = widget.bar_plot.getAxis("left")
+    line = QFontMetrics(axis.style["tickFont"] or axis.font()).height()
+    qtbot.waitUntil(lambda: rows_apart() >= line, timeout=5000)
+    widget.setFont(QFont(widget.font().family(), int(widget.font().pointSizeF() * 1.5)))  # presentation mode's
+    line = widget.fontMetrics().height()  # (the zoom gives the axis the same font, after the view's)
+    qtbot.waitUntil(lambda: rows_apart() >= line, timeout=5000)

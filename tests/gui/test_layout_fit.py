@@ -769,3 +769,74 @@ def test_at_1280_px_the_tab_row_takes_from_the_detail_what_its_names_need_unless
     qtbot.waitUntil(lambda: not upgraded.bottom_tabs.names_elided(), timeout=5000)
     assert not upgraded.zoom.tab_split_by_person
     upgraded.close()
+
+
+def _in_overflow_menu(bar) -> bool:
+    from PySide6.QtWidgets import QToolButton
+
+    extension = bar.findChild(QToolButton, "qt_toolbar_ext_button")
+    return extension is not None and extension.isVisibleTo(bar)
+
+
+def test_a_narrow_window_gives_the_runs_progress_a_row_of_its_own(ran, qtbot):
+    """At 1024 px the progress bar and the run's state went into the run bar's overflow menu, and a
+    live run showed neither; there they take a row of their own, and share the run bar's row again
+    where it has room."""
+    toolbar = ran.toolbar
+    row = toolbar.progress_row
+    assert not ran.toolBarBreak(row)  # 1440 px: on the run bar's row, beside Stop
+    ran.resize(1024, 768)
+    qtbot.waitUntil(lambda: ran.toolBarBreak(row), timeout=5000)
+    qtbot.waitUntil(lambda: toolbar.progress.geometry().width() > 0 and not _in_overflow_menu(toolbar.run_bar), timeout=5000)
+    assert not _in_overflow_menu(row)
+    assert toolbar.progress.isVisible() and toolbar.progress_label.isVisible()
+    assert toolbar.progress_label.shown_text().startswith("done (budget)")
+    stop_bottom = toolbar.stop.mapTo(ran, toolbar.stop.rect().bottomLeft()).y()
+    assert toolbar.progress.mapTo(ran, toolbar.progress.rect().topLeft()).y() > stop_bottom  # below the run bar
+    ran.resize(*SCREEN)
+    qtbot.waitUntil(lambda: not ran.toolBarBreak(row), timeout=5000)
+
+
+def test_the_open_tab_keeps_its_whole_name_however_short_the_row(ran, qtbot):
+    """Short of room for every tab's least width (a 1024 px window), Qt shrank the open tab with
+    the others, and it read "Re…"."""
+    ran.resize(1024, 768)
+    tabs = ran.bottom_tabs
+    bar = tabs.tabBar()
+    for index in (0, tabs.indexOf(ran.failures)):
+        tabs.setCurrentIndex(index)
+        qtbot.waitUntil(lambda: tabs.names_elided(), timeout=5000)  # (names are cut at this width)
+        whole = bar.whole_widths()[index]
+        qtbot.waitUntil(lambda: bar.tabRect(index).width() >= whole, timeout=5000)
+        assert bar.tabRect(index).right() <= bar.width()  # and the row still ends inside the bar
+
+
+def test_notes_on_where_failures_concentrate_leave_the_table_room(window, qtbot):
+    """Four notes filled a short Failures pane and left its table one row: the notes (here three
+    long reasons) take at most their share of the pane's height and scroll beyond it."""
+    import itertools
+
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+    from workbench.gui.failure_log import NOTES_SHARE
+
+    names = ("alpha", "beta", "gamma", "delta")
+    space = SearchSpace([Slot(name, (0, 1, 2, 3), "memory") for name in names])
+    trials = []
+    for i, values in enumerate(itertools.product(range(4), repeat=4)):
+        config = space.config(dict(zip(names, values)))
+        broken = 3 in values
+        measurement = (Measurement.failure(Status.RUNTIME_ERROR, f"fault at {i}: " + "a long reason " * 16) if broken
+                       else Measurement(Status.OK, {"latency_ms": 1.0 + i}))
+        trials.append(Trial(i, config, measurement))
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy"}))
+    log = window.failures
+    window.bottom_tabs.setCurrentWidget(log)
+    log.refresh()
+    assert "runtime_error" in log.concentration.text()
+    window.resize(1024, 768)
+    qtbot.waitUntil(lambda: log.notes.height() > 0 and log.height() < 320, timeout=5000)
+    assert log.notes.height() <= NOTES_SHARE * log.height() + 1
+    assert log.concentration.height() > log.notes.height()  # the rest scrolls
+    assert log.splitter.height() >= log.height() // 2  # the table and the log keep the rest

@@ -246,7 +246,11 @@ class _ElidedTabBar(QTabBar):
 
     def minimumTabSizeHint(self, index: int) -> QSize:  # Qt override
         """Qt measures the minimum by cutting the tab's name for a moment and asking for its size
-        hint, which is then the plain hint of the cut name (the row's widths are of whole names)."""
+        hint, which is then the plain hint of the cut name (the row's widths are of whole names).
+        The open tab's minimum is its whole name: short of room for every tab's least width, Qt
+        shrinks each towards its minimum, and the open tab read "Re…" in a 1024 px window."""
+        if index == self.currentIndex() and not self._measuring:
+            return QTabBar.tabSizeHint(self, index)
         self._measuring = True
         try:
             return super().minimumTabSizeHint(index)

@@ -8,11 +8,11 @@ import re
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QSize, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
-    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QSplitter, QTableView,
-    QVBoxLayout, QWidget,
+    QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QScrollArea, QSplitter,
+    QTableView, QVBoxLayout, QWidget,
 )
 
 from workbench.core.domain.measurement import Status
@@ -30,6 +30,42 @@ SHOWN_REASONS = 3
 REASON_CHARS = 240
 #: what the log pane asks for while the table lists trials to select
 SELECT_A_FAILURE = "select a trial to read its full compiler or runtime log"
+
+
+#: The share of the pane's height the lines on where failures concentrate may take (they scroll
+#: beyond it), and the lines they keep however short the pane.
+NOTES_SHARE = 0.3
+NOTES_LINES = 2
+
+
+class CappedNotes(QScrollArea):
+    """A wrapped label that takes the height its lines need, up to a cap (``setMaximumHeight``),
+    and scrolls beyond it: in a 768 px window four notes on where failures concentrate filled the
+    pane and left the table of 161 failures one row."""
+
+    def __init__(self, label: QLabel) -> None:
+        super().__init__()
+        self.label = label
+        self.setWidget(label)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)  # no Tab stop: the text takes no keys
+
+    def _needed(self) -> int:
+        width = max(self.viewport().width(), 1)
+        height = self.label.heightForWidth(width) if self.label.hasHeightForWidth() else -1
+        return height if height >= 0 else self.label.sizeHint().height()
+
+    def sizeHint(self) -> QSize:  # Qt override: the label's height at this width (a scroll area's is a fixed guess)
+        return QSize(super().sizeHint().width(), self._needed())
+
+    def minimumSizeHint(self) -> QSize:  # Qt override
+        return QSize(0, min(self._needed(), NOTES_LINES * self.label.fontMetrics().lineSpacing()))
+
+    def resizeEvent(self, event: Any) -> None:  # Qt override: a new width wraps the lines anew
+        super().resizeEvent(event)
+        self.updateGeometry()
 
 
 def _wrappable(reason: str) -> str:
@@ -95,7 +131,9 @@ class FailureLog(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addLayout(bar)
-        layout.addWidget(self.concentration)
+        self.notes = CappedNotes(self.concentration)
+        self.notes.setVisible(False)
+        layout.addWidget(self.notes)
         layout.addWidget(splitter, 1)
         self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
         model.trials_added.connect(self._on_trials_changed)
@@ -109,6 +147,8 @@ class FailureLog(QWidget):
         900 window in presentation mode), under it otherwise: stacked there, the counts, the
         concentration lines and the log left the table one row of seventeen failures."""
         super().resizeEvent(event)
+        self.notes.setMaximumHeight(max(int(NOTES_SHARE * self.height()),
+                                        NOTES_LINES * self.concentration.fontMetrics().lineSpacing()))
         # apart around the ratio 1.6, so a pane resized about it does not flip back and forth (each
         # flip sets the splitter's shares anew, over what the person dragged)
         beside = self.splitter.orientation() == Qt.Orientation.Horizontal
@@ -190,7 +230,8 @@ class FailureLog(QWidget):
                           f"({more} trial{'s' if more > 1 else ''}: filter the table by status)")
             lines.append(f"{html.escape(status.value)} ({count}): {shown}")
         self.concentration.setText("<br>".join(lines))
-        self.concentration.setVisible(bool(lines))
+        self.notes.setVisible(bool(lines))
+        self.notes.updateGeometry()
 
     def _say_what_to_select(self, *_: object) -> None:
         """The log pane's prompt: what the table lists to select, or, with nothing listed, why

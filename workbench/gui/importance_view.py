@@ -45,6 +45,8 @@ BOX_PEN = pg.mkPen(0, 114, 178, 255, width=1.2)
 MEDIAN_PEN = pg.mkPen(0, 0, 0, 255, width=2.5)
 POINT_BRUSH = pg.mkBrush(0, 114, 178, 120)
 NO_PEN = pg.mkPen(None)
+#: The bar plot's least height (px) with few slots; more slots need a line of text each.
+BAR_PLOT_MIN_PX = 140
 AXIS_PEN = pg.mkPen(40, 40, 40)
 TARGET_LABELS = {SCORE: "score", LATENCY: "latency"}
 #: Delay that coalesces a burst of schedule_refresh calls (a live run adds trials many times a second).
@@ -139,7 +141,7 @@ class ImportanceView(QWidget):
         self.bar_plot.hideButtons()
         set_bottom_title(self.bar_plot.getPlotItem(), "share of importance")
         self.bar_plot.getAxis("bottom").enableAutoSIPrefix(False)
-        self.bar_plot.setMinimumHeight(140)
+        self.bar_plot.setMinimumHeight(BAR_PLOT_MIN_PX)
         self.bars = pg.BarGraphItem(x0=[], y=[], height=0.7, width=[], brushes=[], pens=[NO_PEN])
         self.bar_plot.addItem(self.bars)
         self.bar_labels: list[pg.TextItem] = []
@@ -247,6 +249,7 @@ class ImportanceView(QWidget):
         if event.type() == QEvent.Type.FontChange and hasattr(self, "plots"):  # not while constructing
             for label in self.bar_labels:
                 label.setFont(QFont(self.font()))
+            self._fit_bar_height()
             self._fit_bar_range()
 
     def refresh(self, trials: Sequence[Trial] | None = None) -> None:
@@ -344,6 +347,19 @@ class ImportanceView(QWidget):
         source = self._domains() if callable(self._domains) else self._domains
         return {k: list(v) for k, v in (source or {}).items()}
 
+    def _fit_bar_height(self) -> None:
+        """A line of the slot axis's font for every bar, at least: in a short pane (a 768 px
+        window, presentation mode) eight names were drawn 12 px apart, each underscore on the next
+        name, and the scroll area around the view had nothing to scroll."""
+        left = self.bar_plot.getAxis("left")
+        metrics = QFontMetrics(left.font() if left.style.get("tickFont") is None else left.style["tickFont"])
+        # (the view's own font too: a zoom reaches it first, and the axis's tick font after it)
+        line = max(metrics.height(), self.fontMetrics().height())
+        bottom = self.bar_plot.getAxis("bottom")
+        # the bars' rows, the share axis under them (its ticks and title) and the plot's margins
+        need = len(self._order) * (line + 2) + int(bottom.height()) + 16
+        self.bar_plot.setMinimumHeight(max(BAR_PLOT_MIN_PX, need))
+
     def _draw_bars(self) -> None:
         n = len(self._order)
         widths = [self.importance.shares.get(name, 0.0) for name in self._order]
@@ -357,6 +373,7 @@ class ImportanceView(QWidget):
         # pyqtgraph does not widen an axis for custom tick text: size it for the longest slot name
         metrics = QFontMetrics(left.font() if left.style.get("tickFont") is None else left.style["tickFont"])
         left.setWidth(max([metrics.horizontalAdvance(name) for name in self._order] + [20]) + 12)
+        self._fit_bar_height()
         # each bar carries its number, so a share is read without guessing from the axis
         for label in self.bar_labels:
             self.bar_plot.removeItem(label)

@@ -182,6 +182,7 @@ class MainWindow(WindowRuns):
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.toolbar)
         self.addToolBarBreak(Qt.ToolBarArea.TopToolBarArea)
         self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.toolbar.run_bar)
+        self.addToolBar(Qt.ToolBarArea.TopToolBarArea, self.toolbar.progress_row)  # wrapped when short of room
         self.toolbar.start_requested.connect(self._on_start)
         self.toolbar.recording_chosen.connect(self._read_recording_ahead)
         self._recording_reader = Background()  # no parent: see Background

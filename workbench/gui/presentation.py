@@ -195,12 +195,40 @@ class Zoom:
                 f"zoom stays at {before:.0%}: larger, the tool bar would move the run's controls into its "
                 "overflow menu; a wider window has room for it", 8000)
 
+    def fit_progress_row(self) -> bool:
+        """Put the run's progress on the run bar's row where both fit the window's width, else on a
+        row of its own below it; whether it has a row of its own. Tool bars sharing a row do not
+        wrap: the one short of room moves its last controls into an overflow menu, which at
+        1024 px took the progress bar and the run's state out of sight."""
+        toolbar = getattr(self.window, "toolbar", None)
+        row = getattr(toolbar, "progress_row", None)
+        if toolbar is None or row is None:  # (the zoom is set while the window is being built)
+            return False
+        # the run bar's whole width (every control, as it lays them out when it has room) and the
+        # least the progress needs (its bar and a dozen characters of its state); a bar the person
+        # hid (the tool bars' context menu) takes no room
+        shown = [bar.isVisibleTo(self.window) for bar in (toolbar.run_bar, row)]
+        wrap = all(shown) and toolbar.run_bar.sizeHint().width() + toolbar.progress_row_width() > self.window.width()
+        if wrap != self.window.toolBarBreak(row):
+            if wrap:
+                self.window.insertToolBarBreak(row)
+            else:
+                self.window.removeToolBarBreak(row)
+        return wrap
+
     def _tool_bar_overflows(self) -> bool:
         """Whether a tool bar on show has controls in its overflow menu (its extension button is
-        shown), once laid out: a tool bar short of room moves its last controls there rather than
-        ask for more width, so a zoom the window's minimum width allowed hid the run's progress and
-        then its progress bar. (Controls hidden on purpose, such as another backend's, are not in
-        that menu.)"""
+        shown), once laid out, or the progress needs a row of its own: a tool bar short of room
+        moves its last controls there rather than ask for more width, so a zoom the window's
+        minimum width allowed hid the run's progress and then its progress bar. (Controls hidden on
+        purpose, such as another backend's, are not in that menu.) A zoom step is not worth a
+        row of the charts' height, so a progress moved to a row of its own counts as overflow
+        too; at 100 % it has that row, since nothing smaller can give it room."""
+        if self.fit_progress_row():
+            return True
+        layout = self.window.layout()
+        if layout is not None:  # tool bars sharing a row get their widths there, not in their own layouts
+            layout.activate()
         for bar in self.window.findChildren(QToolBar):
             if not bar.isVisibleTo(self.window):
                 continue
@@ -277,7 +305,9 @@ class Zoom:
             bottom.setSizes([width, total - width])
 
     def fit_panes(self) -> None:
-        """The left column and the tab row fitted to the window's new width (after a resize)."""
+        """The progress, the left column and the tab row fitted to the window's new width (after a
+        resize or a zoom)."""
+        self.fit_progress_row()
         self.fit_left_column()
         self.fit_tab_row()
 

@@ -258,15 +258,33 @@ class RunToolbar(QToolBar):
         for widget in (QLabel(" Kernel "), self.kernel, self.problem, self.sizes, _sep(), QLabel("Backend "), self.backend, self.gpu,
                        self.resources, self.device, self.replay, self.browse, self.delay):
             self.addWidget(widget)
-        # A second row (the window adds it below this one): how to search, the run buttons, progress.
+        # A second row (the window adds it below this one): how to search and the run buttons; the
+        # progress follows on that row where it has room, else on a row of its own (the window
+        # decides as its width changes): in one tool bar, a narrow window (1024 px) moved the
+        # progress bar and the run's state into the overflow menu, and a live run showed neither.
         self.run_bar = QToolBar("Search", parent)
         self.run_bar.setObjectName("searchToolbar")
         self.run_bar.setMovable(False)
         for widget in (QLabel(" Strategy "), self.strategy, self.options_button, self.budget, self.minutes, self.seed, _sep(), self.start,
-                       self.pause, self.stop, _sep(), self.progress, self.progress_label):
+                       self.pause, self.stop):
             self.run_bar.addWidget(widget)
+        self.progress_row = QToolBar("Run progress", parent)
+        self.progress_row.setObjectName("progressToolbar")
+        self.progress_row.setMovable(False)
+        for widget in (_sep(), self.progress, self.progress_label):
+            self.progress_row.addWidget(widget)
         self._on_backend_changed()
         self.set_running(False)
+
+    def progress_row_width(self) -> int:
+        """The least width the progress row shows its bar and a dozen characters of the run's
+        state in (its own minimum size hint is that of its overflow button)."""
+        layout = self.progress_row.layout()
+        margins = layout.contentsMargins().left() + layout.contentsMargins().right() if layout is not None else 0
+        spacing = layout.spacing() if layout is not None else 0
+        widgets = [self.progress_row.widgetForAction(action) for action in self.progress_row.actions()]
+        widths = [max(w.minimumWidth(), w.minimumSizeHint().width()) for w in widgets if w is not None]
+        return sum(widths) + spacing * len(widths) + margins
 
     def _on_options_changed(self) -> None:
         """The button says how many options are not at their defaults: a changed one is never hidden."""
