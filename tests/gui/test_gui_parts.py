@@ -1299,3 +1299,23 @@ def test_gui_session_run_of_the_python_benchmark_named_continues_it(tmp_path):
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert len(load_session(session).trials) == 2 + 4  # continued, into the session named
+
+
+def test_a_session_measured_earlier_is_not_labelled_as_measured_now(window, qtbot, tmp_path):
+    """A shipped recording of a GPU run, opened on a laptop without a GPU, read "measured live":
+    a class took it for a measurement made in front of it. Opened from its file it says it was
+    measured earlier; a run of this window into a session measures it now."""
+    recording = tmp_path / "recorded.json"
+    recording.write_bytes((Path(__file__).parents[2] / "resources" / "sessions" / "vector_add_NVIDIA_H200.json").read_bytes())
+    window.open_session(recording)
+    assert window.model.session.backend["kind"] == "cuda"
+    assert window.timing_badge.text().strip() == "MEASURED: timings from an earlier run, not now"
+    bench = tmp_path / "bench.py"
+    bench.write_text('SPACE = {"i": [1, 2, 3]}\n\n\ndef measure(config):\n    return {"latency_ms": float(config["i"])}\n')
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 3})
+    assert window.timing_badge.text().strip() == "measured live"
+    saved = tmp_path / "bench_session.json"
+    assert window.save_to(saved)
+    window.open_session(saved)  # the same timings, opened again from the file: measured earlier
+    assert window.timing_badge.text().strip() == "MEASURED: timings from an earlier run, not now"

@@ -101,6 +101,8 @@ class MainWindow(WindowRuns):
         #: counts as going even when its thread has returned: a run started in that gap would be
         #: taken for the one whose end is still queued.
         self._run_closed = True
+        #: The session a run of this window measured into (its timings taken now, not earlier).
+        self._live_session: Session | None = None
         #: The status bar's last word on a change of objective mid-run, cleared when the run ends.
         self._retargeted = ""
         #: Evaluations the last Start asked for; those the session's first run asked for (what a
@@ -666,20 +668,7 @@ class MainWindow(WindowRuns):
                                                                            f"backend: {backend}  ·  {session.kernel}") if part)))
             if checks:
                 self.statusBar().showMessage(f"{session.kernel}: {checks}", 15000)
-            if device.get("simulated"):
-                self.timing_badge.setText("  SIMULATED: timings are modelled, not measured  ")
-                self.timing_badge.setStyleSheet("background:#f0c000; color:black; font-weight:bold; border-radius:3px")
-            elif provenance(device, str(backend)) in ("replayed", "recorded"):
-                # as show and the exports name them: a replay ran a strategy over a recording; an
-                # import is the recording itself (both measured earlier, elsewhere)
-                kind = provenance(device)
-                self.timing_badge.setText("  RECORDED: timings were measured earlier, not now  "
-                                          if kind == "recorded" else
-                                          "  REPLAY: timings were recorded earlier, not measured now  ")
-                self.timing_badge.setStyleSheet("background:#56b4e9; color:black; font-weight:bold; border-radius:3px")
-            else:
-                self.timing_badge.setText("  measured live  ")
-                self.timing_badge.setStyleSheet("background:#009e73; color:white; font-weight:bold; border-radius:3px")
+            self._show_timing_badge()
             if backend == "replay":  # the recording's kernel (greyed), not the last template shown; not added as one
                 self.toolbar.kernel.setEditText(session.kernel)
             panel = self.slots_panel  # one that shows this space already (edited from a wider one) keeps its base
@@ -688,6 +677,32 @@ class MainWindow(WindowRuns):
                 panel.set_space(session.space, fixed=backend != "python")
             self._show_problem_hint(session.problem)
         self._update_title()
+
+    def _show_timing_badge(self) -> None:
+        """Say where the shown session's timings come from: modelled, replayed, imported, measured
+        on a GPU by a run of this window, or measured on a GPU earlier (a session opened from a
+        file, which a shipped recording of a GPU run is: "measured live" over it, on a laptop
+        without a GPU, read as a measurement made in front of the class)."""
+        session = self.model.session
+        if session is None:
+            return
+        device = session.device
+        backend = session.backend.get("kind", "?") if isinstance(session.backend, dict) else "?"
+        kind = provenance(device, str(backend))
+        if kind == "simulated":
+            text, style = "SIMULATED: timings are modelled, not measured", "background:#f0c000; color:black"
+        elif kind in ("replayed", "recorded"):
+            # as show and the exports name them: a replay ran a strategy over a recording; an
+            # import is the recording itself (both measured earlier, elsewhere)
+            text = ("RECORDED: timings were measured earlier, not now" if provenance(device) == "recorded"
+                    else "REPLAY: timings were recorded earlier, not measured now")
+            style = "background:#56b4e9; color:black"
+        elif session is self._live_session:
+            text, style = "measured live", "background:#009e73; color:white"
+        else:
+            text, style = "MEASURED: timings from an earlier run, not now", "background:#009e73; color:white"
+        self.timing_badge.setText(f"  {text}  ")
+        self.timing_badge.setStyleSheet(f"{style}; font-weight:bold; border-radius:3px")
 
     def _on_ranking_changed(self) -> None:
         ranking = self.model.ranking

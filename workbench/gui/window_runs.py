@@ -70,6 +70,7 @@ class WindowRuns(WindowFiles):
     slots_panel: SlotsPanel
     actions_by_name: dict[str, Any]
     _run_closed: bool
+    _live_session: Session | None
     _retargeted: str
     _picked_best: tuple[Session | None, int | None]
     _session_code: set[Path]
@@ -85,6 +86,9 @@ class WindowRuns(WindowFiles):
         raise NotImplementedError
 
     def refresh(self) -> None:
+        raise NotImplementedError
+
+    def _show_timing_badge(self) -> None:
         raise NotImplementedError
 
     @property
@@ -267,6 +271,9 @@ class WindowRuns(WindowFiles):
         """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
         self.engine_thread = EngineThread(prepared, self)
         self._run_closed = False
+        # its timings are measured now (a session opened from a file was measured earlier)
+        self._live_session = getattr(prepared, "session", None)
+        self._show_timing_badge()
         self._progress = None  # an earlier run's last count is not this one's
         try:
             self.engine_thread.progress.connect(self._on_progress)
