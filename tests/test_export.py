@@ -1344,3 +1344,21 @@ def test_a_recordings_rates_are_said_to_be_at_kernel_tuners_time_not_the_median(
     assert "latency_ms=1," in metrics and "gflops=5.714" in metrics
     assert metrics.endswith("; gflops as recorded, at Kernel Tuner's time kt_time_ms=1.75 "
                             "(latency_ms is the median of its repetitions)"), metrics
+
+
+def test_a_sweep_not_measured_at_its_own_problem_names_how_to_pick_a_size() -> None:
+    """The refusal offers the dispatch formats only where they serve: a dispatch picks by one size
+    parameter, and a grid over two was sent to ``--format dispatch``, which refused it in turn."""
+    space = SearchSpace([Slot("block", (32, 64))])
+    line = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"}, problem={"n": 512})
+    grid = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"}, problem={"m": 512, "n": 512})
+    for index, (m, n) in enumerate([(1024, 1024), (1024, 4096), (4096, 1024), (4096, 4096)]):
+        measured = Measurement(Status.OK, {"latency_ms": 1.0 + index})
+        line.add(Trial(index, space.config({"block": 32}), measured, problem={"n": n * (index + 1)}))
+        grid.add(Trial(index, space.config({"block": 32}), measured, problem={"m": m, "n": n}))
+    with pytest.raises(WorkbenchError) as refused:
+        plan_export([line])
+    assert "pick one with --at NAME=VALUE (e.g. --at n=1024), or export them all with --format dispatch" in str(refused.value)
+    with pytest.raises(WorkbenchError) as refused:
+        plan_export([grid])
+    assert str(refused.value).endswith("pick one with --at NAME=VALUE (e.g. --at m=1024 --at n=1024)")

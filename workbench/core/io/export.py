@@ -335,9 +335,10 @@ def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> t
     measured = problems_of(session)
     names = size_parameters(measured) or list(session.problem)
     example = " ".join(f"--at {n}={measured[0].get(n)}" for n in names)  # one flag per name, as typed
+    # a dispatch picks by one size parameter: a grid over several is refused there, so not offered
+    dispatch = ", or export them all with --format dispatch" if len(names) == 1 else ""
     raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}; it was measured "
-                         f"at {len(measured)} sizes: pick one with --at NAME=VALUE (e.g. {example}), "
-                         "or export them all with --format dispatch")
+                         f"at {len(measured)} sizes: pick one with --at NAME=VALUE (e.g. {example}){dispatch}")
 
 
 def typed_problem_values(problem: Mapping[str, Any], given: Mapping[str, Any], label: str,
