@@ -822,6 +822,11 @@ def test_resume_into_another_file_leaves_the_source_untouched(tmp_path: Path) ->
     assert source.read_bytes() == before
     assert len(load_session(target).trials) == 7
     assert json.loads(target.read_text())["id"] != json.loads(before)["id"]  # a copy is a session of its own
+    # again into the same file: refused, with the flags that act on it (not "--resume", given already)
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(source, RunRequest(kernel=TRIVIAL, budget=3), target)
+    assert f"holds a session of 'trivial_bench' with 7 trials; --resume {target} (without --out) continues it, " \
+           f"--force replaces it with {source} continued (keeping it as b.json.bak)" in str(refused.value)
 
 
 # --- what a review of the first version found ------------------------------------------------------

@@ -337,8 +337,12 @@ def _journal_alone(out: Path) -> Path:
     return backup_path(out.with_name(f"{out.stem}.journal-only{out.suffix}"))
 
 
-def _why_not_replaced(out: Path) -> str:
+def _why_not_replaced(out: Path, source: Path | None = None) -> str:
+    """Why ``--out`` is left alone, and the flags that replace or continue what is there. From
+    ``tune --resume SOURCE --out OUT`` (``source`` given), "--resume continues it" was advice
+    already taken: the session at OUT is continued by resuming OUT itself."""
     keep = f"keeping it as {backup_path(out).name}"
+    resume = "--resume" if source is None else f"--resume {out} (without --out)"
     if not out.exists():
         try:
             load_session(out)  # the journal alone, kept as a session file
@@ -346,7 +350,7 @@ def _why_not_replaced(out: Path) -> str:
             return (f"--out {out}: {journal_path(out).name} is there and does not open as a session's journal "
                     f"({exc}); --force replaces it (keeping it as {journal_path(_journal_alone(out)).name})")
         return (f"--out {out}: the journal of an unsaved run is there ({journal_path(out).name}); "
-                f"--resume recovers and continues it, --force replaces it ({keep})")
+                f"{resume} recovers and continues it, --force replaces it ({keep})")
     try:
         session = load_session(out)
     except WorkbenchError as exc:
@@ -355,8 +359,9 @@ def _why_not_replaced(out: Path) -> str:
         # (a session beside a journal that is not its own, or is damaged: the loader's reason is
         # the one to give, naming both files; "not a workbench session" was wrong about a real one)
         return f"--out {out}: does not open ({exc}); --force replaces it ({keep})"
+    replaced = "" if source is None else f" with {source} continued"
     return (f"--out {out}: holds a session of {session.kernel!r} with {len(session.trials)} trials; "
-            f"--resume continues it, --force replaces it ({keep})")
+            f"{resume} continues it, --force replaces it{replaced} ({keep})")
 
 
 def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
@@ -391,7 +396,7 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
         clean_stale_temporaries(out)
         existing = out.exists() or has_journal(out)
         if existing and not force:
-            raise WorkbenchError(_why_not_replaced(out))
+            raise WorkbenchError(_why_not_replaced(out, source))
         run = _prepare_any(request, session, out, lock)
         if existing:  # only once the continued run is known to start
             _back_up_session(out)
