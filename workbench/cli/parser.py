@@ -150,7 +150,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     tune.add_argument("--strategy", default=None, help=f"search strategy: {STRATEGY_CHOICES}")
     tune.add_argument("--budget", type=int, default=None,
                       help="evaluations in this run, failures count (default 100; with --resume: what the "
-                           "session has left of its budget); with --sizes: evaluations PER SIZE, each size "
+                           "session has left of its budget; with --time-limit and one size: no count, the run "
+                           "measures until the limit); with --sizes: evaluations PER SIZE, each size "
                            "is measured up to this (a continued sweep skips sizes that have it; a one-size "
                            "session continued as a sweep takes its own budget per size)")
     tune.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
@@ -187,7 +188,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
     tune.add_argument("--no-warm-start", action="store_false", dest="warm_start", default=None,
                       help="with --sizes: start every size cold (default: a new size first measures the best "
                            "configs of the nearest sizes already measured)")
-    tune.add_argument("--gpu-model", default=None, help="simulated GPU model (sim backend), e.g. H200, A100, T4")
+    tune.add_argument("--gpu-model", default=None, help="simulated GPU model (sim backend; default H200), e.g. H200, A100, T4")
     tune.add_argument("--no-noise", action="store_false", dest="noise", default=None,
                       help="sim backend: switch modelled timing noise off")
     tune.add_argument("--resources", choices=sorted(RESOURCE_MODES), default=None,
