@@ -840,3 +840,25 @@ def test_notes_on_where_failures_concentrate_leave_the_table_room(window, qtbot)
     assert log.notes.height() <= NOTES_SHARE * log.height() + 1
     assert log.concentration.height() > log.notes.height()  # the rest scrolls
     assert log.splitter.height() >= log.height() // 2  # the table and the log keep the rest
+
+
+def test_a_no_data_message_keeps_its_units_whole_where_it_wraps(window, qtbot, landscape):
+    """Wrapped in a narrow plot, the Roofline's note on a recording read "the bytes they move (GB/"
+    over "s)": Qt breaks lines after a slash."""
+    window.import_kt_cache(str(landscape("convolution_A100.json")))
+    window.resize(1024, 768)
+    chart = window.roofline_chart
+    window.bottom_tabs.setCurrentWidget(chart)
+    qtbot.waitUntil(lambda: chart.no_data.isVisible(), timeout=10_000)
+    document = chart.no_data.textItem.document()
+    for width in (120, 160, 200, 260, 320):
+        chart.no_data.setTextWidth(width)
+        block = document.begin()
+        lines = []
+        while block.isValid():
+            layout = block.layout()
+            lines += [block.text()[layout.lineAt(i).textStart():][:layout.lineAt(i).textLength()]
+                      for i in range(layout.lineCount())]
+            block = block.next()
+        assert len(lines) > 2 and "GB/" in "".join(lines), lines
+        assert not any(line.rstrip().endswith("/") for line in lines), (width, lines)

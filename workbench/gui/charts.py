@@ -9,6 +9,7 @@ them; every point carries ``data=`` = its trial index so hover and click map bac
 from __future__ import annotations
 
 import math
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -32,6 +33,10 @@ from workbench.gui.plot_axes import ReadableAxis, left_title, set_left_title
 from workbench.gui.text import describe_trial, metric_label, remeasure_way
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
+#: A slash between letters (a unit: GB/s, GFLOP/s), joined to what follows with a word joiner:
+#: Qt breaks lines after a slash, and a no-data note wrapped in a narrow plot read "(GB/" over "s)".
+UNIT_SLASH = re.compile(r"(?<=\w)/(?=\w)")
+
 FEASIBLE = pg.mkBrush(0, 114, 178, 170)
 #: Infeasible points are grey rings, feasible ones filled: told apart by shape too, not by colour alone
 INFEASIBLE = pg.mkPen(120, 120, 120, 200, width=1.2)
@@ -128,7 +133,7 @@ class ChartBase(QWidget):
 
     def _say_no_data(self, text: str) -> None:
         """Write why the plot is empty in its middle (an empty frame says nothing)."""
-        self.no_data.setText(text)
+        self.no_data.setText(UNIT_SLASH.sub("/\u2060", text))
         self.no_data.setVisible(True)
         self._center_no_data()
 
