@@ -1311,7 +1311,7 @@ def test_a_session_measured_earlier_is_not_labelled_as_measured_now(window, qtbo
     assert window.model.session.backend["kind"] == "cuda"
     assert window.timing_badge.text().strip() == "MEASURED: timings from an earlier run, not now"
     bench = tmp_path / "bench.py"
-    bench.write_text('SPACE = {"i": [1, 2, 3]}\n\n\ndef measure(config):\n    return {"latency_ms": float(config["i"])}\n')
+    bench.write_text('SPACE = {"i": [1, 2, 3, 4, 5, 6]}\n\n\ndef measure(config):\n    return {"latency_ms": float(config["i"])}\n')
     with qtbot.waitSignal(window.run_done, timeout=60_000):
         window.start_run({"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 3})
     assert window.timing_badge.text().strip() == "measured live"
@@ -1319,3 +1319,7 @@ def test_a_session_measured_earlier_is_not_labelled_as_measured_now(window, qtbo
     assert window.save_to(saved)
     window.open_session(saved)  # the same timings, opened again from the file: measured earlier
     assert window.timing_badge.text().strip() == "MEASURED: timings from an earlier run, not now"
+    with qtbot.waitSignal(window.run_done, timeout=60_000):  # continued here: measured now
+        window.start_run({"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 3})
+    assert len(window.model.trials) == 6 and window.path == saved
+    assert window.timing_badge.text().strip() == "measured live"
