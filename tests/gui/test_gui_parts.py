@@ -1323,3 +1323,23 @@ def test_a_session_measured_earlier_is_not_labelled_as_measured_now(window, qtbo
         window.start_run({"kernel": str(bench), "backend": "python", "strategy": "grid", "budget": 3})
     assert len(window.model.trials) == 6 and window.path == saved
     assert window.timing_badge.text().strip() == "measured live"
+
+
+def test_the_score_legend_names_no_best_so_far_line_while_it_draws_none(window):
+    """A session whose only feasible trial is its last had "best so far" in the legend over
+    nothing: its staircase is two points at one place."""
+    from workbench.core.domain.objective import Constraints
+
+    space = SearchSpace([Slot("x", tuple(range(6)))])
+    trials = [Trial(i, space.config({"x": i}), Measurement(Status.OK, {"latency_ms": 2.0 + i})) for i in range(5)]
+    trials.append(Trial(5, space.config({"x": 5}), Measurement(Status.OK, {"latency_ms": 0.5})))
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy"},
+                                     constraints=Constraints(max_latency_ms=1.0)))
+    window.score_chart.refresh()
+    assert window.model.ranking.n_feasible == 1
+    legend = window.score_chart.legend.text()
+    assert "best&nbsp;so&nbsp;far" not in legend and "feasible" in legend
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials[::-1], device={"name": "toy"},
+                                     constraints=Constraints(max_latency_ms=1.0)))
+    window.score_chart.refresh()  # the same feasible trial first: its line runs to the last trial
+    assert "best&nbsp;so&nbsp;far" in window.score_chart.legend.text()

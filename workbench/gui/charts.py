@@ -986,6 +986,13 @@ def _draws_something(item: Any) -> bool:
     if isinstance(item, FastScatter):
         return len(item) > 0
     if isinstance(item, pg.PlotDataItem):  # a line of one point draws nothing, unless it has markers
-        x, _y = item.getData()
-        return x is not None and len(x) > (0 if item.opts.get("symbol") is not None else 1)
+        x, y = item.getData()
+        if x is None or not len(x):
+            return False
+        if item.opts.get("symbol") is not None:
+            return True
+        # (nor does a line whose points coincide: the best-so-far staircase of a session whose only
+        # feasible trial is its last, listed in the legend over nothing)
+        finite = np.isfinite(x) & np.isfinite(y)
+        return bool(finite.sum() > 1 and (np.ptp(x[finite]) > 0 or np.ptp(y[finite]) > 0))
     return True
