@@ -332,6 +332,45 @@ def test_journal_merge_dedupes_by_index_and_keeps_order(tmp_path: Path) -> None:
     assert loaded.trials[5:] == extra
 
 
+def test_a_journal_older_than_its_file_is_not_read_over_it(tmp_path: Path) -> None:
+    """An old journal brought back beside its session by a file sync held the settings of a run
+    since continued: read as the newer, it rolled back the limit and weights saved since, and the
+    next run saved them so. A journal holding nothing the file lacks, while the file holds more,
+    is older than the file; one that adds a trial or a newer record of one is read as before."""
+    import dataclasses
+
+    out = tmp_path / "out.json"
+    session = make_session(6)
+    journal = Journal(out, fsync=False)
+    journal.start(session)  # header + the 6 trials, then the run was killed
+    journal.close()
+    old_journal = journal_path(out).read_bytes()
+    later = make_session(9)
+    later.id = session.id
+    later.constraints = Constraints(max_latency_ms=0.06)
+    later.weights = Weights({"latency_ms": 1.0, "memory_mb": 0.25})
+    save_session(later, out)  # a continuation, saved: it removes the journal
+    assert not journal_path(out).exists()
+    journal_path(out).write_bytes(old_journal)  # the sync brings it back
+    loaded = load_session(out)
+    assert loaded.constraints == later.constraints and loaded.weights == later.weights
+    assert len(loaded.trials) == 9 and loaded.journal_read is None
+    # a journal with a newer record of a trial the file holds is read, its header with it
+    refined = dataclasses.replace(session.trials[2], measurement=Measurement(Status.OK, {"latency_ms": 0.001}))
+    with Journal(out, fsync=False) as journal:
+        journal.start(Session.from_dict({**session.header_dict(), "trials": []}))
+        journal.append(refined)
+    loaded = load_session(out)
+    assert loaded.trials[2].measurement.metrics["latency_ms"] == 0.001
+    assert loaded.constraints == session.constraints and loaded.journal_read == journal_path(out)
+    # a run killed before its first trial: its journal holds exactly the file's trials, and its
+    # header (what that run was given) is read over the file's
+    save_session(later, out)
+    with Journal(out, fsync=False) as journal:
+        journal.start(dataclasses.replace(later, constraints=Constraints(max_latency_ms=9.0), trials=list(later.trials)))
+    assert load_session(out).constraints == Constraints(max_latency_ms=9.0)
+
+
 def test_save_mid_run_removes_journal_and_later_trials_still_survive(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     session = make_session(0)

@@ -144,13 +144,13 @@ class WindowFiles(WindowExports):
 
         path = session_path_of(path)  # a killed run's journal opens as the session it continues
         self._show_loaded(session, path, lambda: self._add_recent(str(path.resolve())))
-        from workbench.core.domain.session import has_journal, journal_path
+        from workbench.core.domain.session import journal_path
         from workbench.gui.source_view import changed_template_note
 
         changed = changed_template_note(session, self.toolbar.kernel_folders)
         if changed:  # said now, not only when Start is refused (alone: a message of before is another matter)
             self.statusBar().showMessage(changed, 30000)
-        elif has_journal(path) and (journaled := _journaled_trials(journal_path(path))):
+        elif session.journal_read is not None and (journaled := _journaled_trials(session.journal_read)):
             # merged as it was read, its settings over the file's (docs/file-format.md): said, since the
             # window showed the merged session as if the file held it, and no "*" told it apart
             from workbench.core.io.session_lock import locked_by_other

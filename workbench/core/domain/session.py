@@ -135,6 +135,9 @@ class Session:
     #: its own back. Per file: one session is written to several (its autosave, a Save As copy).
     objective_on_disk: dict[str, tuple[Constraints, Weights]] = field(default_factory=dict, compare=False,
                                                                       repr=False)
+    #: The journal this session was read with, merged over its file (not stored): None when it was
+    #: read from its file alone, or the journal beside it held nothing newer (see ``load_session``).
+    journal_read: Path | None = field(default=None, compare=False, repr=False)
 
     # --- trials --------------------------------------------------------------------------------
     def add(self, trial: Trial) -> None:
@@ -1302,6 +1305,8 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
         session = Session.from_dict({**header, "trials": []}, source=str(jp))
     else:
         raise SessionFormatError(f"{p}: no such file")
+    if journalled and p.exists() and _journal_older_than_file(session.trials, journalled):
+        journalled = None  # nothing in it the file lacks: its header, older than the file's, is no news
     if journalled:
         if p.exists():
             _check_journal_belongs(header, session, jp, p)
@@ -1316,8 +1321,27 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
             session.trials = saved
         session.trials = _merge_trials(session.trials, journalled, jp)
         _check_trials(session, str(jp))
+        session.journal_read = jp
     session.objective_on_disk[disk_key(p)] = (session.constraints, session.weights)
     return session
+
+
+def _journal_older_than_file(saved: list[Trial], journalled: list[Trial]) -> bool:
+    """Whether a journal holds nothing its session file lacks, and the file holds trials it lacks:
+    then the file was saved after the journal was written (a copy of an old journal brought back
+    beside it by a file sync, or restored from a backup), and the journal's header, which a loader
+    otherwise takes over the file's as the newer, would roll back the constraints, weights and
+    budget saved since. A live journal always adds something: the trials a run measured after
+    the file's last save, or newer records (refinements) of trials the file holds; one written at
+    a run's start holds every trial the file had then."""
+    by_index = {t.index: t for t in saved}
+    if len(by_index) <= len({t.index for t in journalled}):
+        return False
+    for trial in journalled:
+        kept = by_index.get(trial.index)
+        if kept is None or trial_to_dict(kept) != trial_to_dict(trial):
+            return False
+    return True
 
 
 def disk_key(path: str | os.PathLike[str]) -> str:
