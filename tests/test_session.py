@@ -371,6 +371,25 @@ def test_a_journal_older_than_its_file_is_not_read_over_it(tmp_path: Path) -> No
     assert load_session(out).constraints == Constraints(max_latency_ms=9.0)
 
 
+def test_a_session_and_its_journal_saved_with_a_byte_order_mark_open(tmp_path: Path) -> None:
+    """A session edited in a Windows editor starts with a UTF-8 byte-order mark: it was refused
+    as "not valid JSON (... Unexpected UTF-8 BOM (decode using utf-8-sig))", and its journal
+    called damaged, where a Kernel Tuner cache with one is read."""
+    out = tmp_path / "out.json"
+    session = make_session(4)
+    save_session(session, out)
+    out.write_bytes(b"\xef\xbb\xbf" + out.read_bytes().replace(b"\n", b"\r\n"))
+    with Journal(out, fsync=False) as journal:
+        journal.start(session)
+        journal.append(make_session(5).trials[4])
+    journal_path(out).write_bytes(b"\xef\xbb\xbf" + journal_path(out).read_bytes())
+    before = out.read_bytes()
+    loaded = load_session(out)
+    assert [t.index for t in loaded.trials] == [0, 1, 2, 3, 4] and loaded.journal_read == journal_path(out)
+    assert loaded.header_dict() == session.header_dict()
+    assert out.read_bytes() == before  # opening it writes nothing
+
+
 def test_save_mid_run_removes_journal_and_later_trials_still_survive(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     session = make_session(0)

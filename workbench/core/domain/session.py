@@ -1217,9 +1217,12 @@ def _read_text(path: Path) -> str:
         raise SessionFormatError(template=f"{quoted(path)}: a gzip-compressed file, not a session; if it is a "
                                           "Kernel Tuner cache file, {import_cache}")
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise SessionFormatError(f"{path}: not UTF-8 text (is this a session file?)") from None
+    # a byte-order mark, which Windows editors put at the start of UTF-8 files, is no part of the
+    # text (the JSON parser refused it: "Unexpected UTF-8 BOM (decode using utf-8-sig)")
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[Trial]]:
