@@ -131,6 +131,36 @@ def test_a_python_benchmark_edited_in_comments_or_docstrings_continues_an_edit_o
     assert len(show_json(out, "--trials", cli=cli)["trial_list"]) == 4
 
 
+def test_a_python_benchmark_named_at_its_new_place_continues_the_session_copied_here(cli, tmp_path: Path) -> None:
+    """A session copied from another machine names its benchmark where it was there: naming the
+    file where it is now was refused ("name it to run its code", with the old path), and nothing
+    else could continue it. The file named runs if its code is the session's."""
+    import json
+    import shutil
+
+    code = ('SPACE = {"x": [1, 2, 3, 4, 5, 6]}\n\n'
+            'def measure(config):\n    return {"latency_ms": 1.0 + config["x"]}\n')
+    there = tmp_path / "machine a" / "bench.py"
+    there.parent.mkdir()
+    there.write_text(code)
+    out = tmp_path / "s.json"
+    assert cli("tune", str(there), "--budget", "2", "--quiet", "--out", str(out)).returncode == 0
+    here = tmp_path / "here" / "bench.py"
+    here.parent.mkdir()
+    shutil.copy(there, here)
+    shutil.rmtree(there.parent)
+    result = cli("tune", str(here), "--resume", str(out), "--budget", "1", "--quiet")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert len(data["trials"]) == 3 and data["backend"]["options"]["path"] == str(here.resolve())
+    elsewhere = tmp_path / "elsewhere" / "bench.py"  # the same name, other code: another benchmark
+    elsewhere.parent.mkdir()
+    elsewhere.write_text(code.replace("1.0 +", "2.0 +"))
+    refused = cli("tune", str(elsewhere), "--resume", str(out), "--budget", "1", "--quiet")
+    assert refused.returncode == 2 and "the kernel's code changed since the session was measured" in refused.stderr
+    assert json.loads(out.read_text())["backend"]["options"]["path"] == str(here.resolve())
+
+
 @pytest.mark.parametrize("default, said", [
     ('{"x": 1, "y": 1}', 'DEFAULT: config x=1, y=1 violates restriction "x > 1"'),
     ('{"x": 2}', "DEFAULT: missing slot 'y'"),

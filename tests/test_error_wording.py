@@ -164,6 +164,14 @@ def test_a_python_session_names_its_file_to_tune_and_says_the_window_asks(tmp_pa
     assert cli == f"the session runs the python benchmark {bench}; name it to run its code (tune {bench} --resume ...)"
     assert window == (f"the session runs the python benchmark {bench}; "
                       "the window asks before running its code: answer yes to run it")
+    spaced = tmp_path / "a folder" / "gui bench.py"  # the command is quoted, to be pasted as it is
+    spaced.parent.mkdir()
+    spaced.write_bytes(bench.read_bytes())
+    path = tmp_path / "spaced.json"
+    start_run(RunRequest(kernel=str(spaced), backend="python", strategy="random", budget=2), path).run()
+    with pytest.raises(WorkbenchError) as refused:
+        resume_run(path, RunRequest(budget=2))
+    assert _both(refused.value)[0].endswith(f"name it to run its code (tune '{spaced}' --resume ...)")
 
 
 def test_stored_workers_and_devices_are_named_by_flag_and_as_the_files_settings(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import shlex
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
@@ -88,7 +89,8 @@ def command_name() -> str:
 #: ``{new_session}``, a run that starts a session of its own.
 FLAG_WORDING: dict[str, Wording] = {
     **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
-    "benchmark_code": lambda value: f"name it to run its code (tune {value or 'FILE'} --resume ...)",
+    # (a path with spaces quoted, so the command can be pasted)
+    "benchmark_code": lambda value: f"name it to run its code (tune {shlex.quote(value) if value else 'FILE'} --resume ...)",
     "new_session": lambda value: "a new run (tune KERNEL or tune --replay FILE)",
     # a Kernel Tuner cache given where a session is expected: the command that makes one of it
     "import_cache": lambda value: f"import it: {command_name()} import-kt FILE --out S.json",

@@ -1225,6 +1225,13 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     if kind == "python":
         path = Path(str(options.get("path", "")))
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
+        if request.kernel is not None and Path(request.kernel).suffix == ".py" and not named \
+                and Path(request.kernel).is_file():
+            # the benchmark at another place (a session copied from another machine, a folder
+            # renamed): the file named is the code that runs, and it continues the session only
+            # if its code is the session's (the kernel-code check when the run is prepared)
+            path, named = Path(request.kernel).resolve(), True
+            options["path"] = str(path)
         if not (named or request.trust_session_code):
             raise WorkbenchError(template=f"the session runs the python benchmark {quoted(_shown(path))}; "
                                           f"{{benchmark_code:{quoted(_shown(path))}}}")
