@@ -172,6 +172,35 @@ def test_a_replay_whose_recording_changed_says_so_not_that_code_changed(tmp_path
     assert "code" not in str(refused.value)
 
 
+def test_a_replay_continues_after_its_recordings_line_endings_or_packing_changed(tmp_path: Path) -> None:
+    """A recording whose line endings a checkout changed (git autocrlf), saved with a byte-order
+    mark or gzipped is the same recording; hashed as raw bytes it was "the recording changed".
+    A session hashed from the bytes (before) continues while they are as they were."""
+    import gzip
+    import hashlib
+
+    cache = tmp_path / "c.json"
+    cache.write_text(json.dumps(CACHE, indent=1))  # on several lines, as Kernel Tuner writes it
+    out = tmp_path / "s.json"
+    run_to_end(RunRequest(replay=str(cache), strategy="random", budget=1, seed=1), out)
+    text = cache.read_bytes()
+    cache.write_bytes(b"\xef\xbb\xbf" + text.replace(b"\n", b"\r\n"))
+    session, finished = run_to_end(RunRequest(budget=1), out, resume=True)
+    assert finished.reason == "budget" and len(session.trials) == 2
+    packed = tmp_path / "c.json.gz"
+    packed.write_bytes(gzip.compress(text))
+    session, _ = run_to_end(RunRequest(budget=1, replay=str(packed)), out, resume=True)
+    assert len(session.trials) == 3
+    # a session whose hash is of the file's bytes, as every replay was hashed before
+    cache.write_bytes(text)
+    data = json.loads(out.read_text())
+    data["source_hash"] = hashlib.sha256(text).hexdigest()[:16]
+    data["backend"]["options"]["path"] = str(cache)
+    out.write_text(json.dumps(data))
+    session, _ = run_to_end(RunRequest(budget=1), out, resume=True)
+    assert len(session.trials) == 4
+
+
 def test_continuing_a_replay_with_another_gpus_recording_names_the_device(tmp_path: Path) -> None:
     """It said "the recording changed since the session replayed it", which nothing had."""
     cache = _cache(tmp_path)

@@ -14,6 +14,7 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, no_phase
@@ -235,11 +236,17 @@ class ReplayBackend(Backend):
             space = SearchSpace.explicit(slots, points, params=problem)
         except SpaceError:  # e.g. a recorded problem parameter named like a slot
             space = SearchSpace.explicit(slots, points)
-        identity = hashlib.sha256()
+        from workbench.core.io.interop import recording_hash
+
+        parts = []
         for name in (path, path + ".journal"):
             if os.path.isfile(name):
                 with open(name, "rb") as handle:
-                    identity.update(handle.read())
+                    parts.append((Path(name), handle.read()))
+        # its text, not its bytes: a recording whose line endings a checkout changed is the same one;
+        # a session that hashed the bytes (before) continues while they are as they were
+        bytes_hash = hashlib.sha256(b"".join(raw for _name, raw in parts)).hexdigest()[:16]
+        identity = recording_hash(parts)
         default = recording.default_config if recording.default_config is not None else None
         if default is not None and default.id not in seen:
             default = None
@@ -252,7 +259,8 @@ class ReplayBackend(Backend):
             kind="recording",
             space=space,
             problem=problem,
-            source_hash=identity.hexdigest()[:16],
+            source_hash=identity,
+            earlier_hashes=frozenset({bytes_hash} - {identity}),
             device=device,
             default_config=default,
             notes=tuple(recording.extra.get(IMPORT_NOTES, ())),

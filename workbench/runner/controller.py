@@ -1332,10 +1332,11 @@ def _continued_target(spec: BackendSpec, session: Session, problem: Mapping[str,
                                              "with estimated resources before the template's work profile changed, so "
                                              "its trials hold figures of the earlier model (shared memory, occupancy, "
                                              "latency)") + "; start {new_session} instead")
-    if spec.kind != "replay" and session.source_hash in target.earlier_hashes and target.source_hash:
+    if session.source_hash in target.earlier_hashes and target.source_hash:
         # an earlier hash of the same code (a declarative spec's bytes, a shipped template's older
-        # version): the session continues as the code's current one, so a later change that keeps
-        # the code (a spec saved in another layout) does not lose it
+        # version), or of the same recording (its bytes, before a recording was known by its text):
+        # the session continues as the current one's, so a later change that keeps the code or the
+        # recording (a spec saved in another layout, a recording's line endings) does not lose it
         session.source_hash = target.source_hash
     return target
 

@@ -45,7 +45,7 @@ import zlib
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Final, Mapping, Sequence, TypeGuard
+from typing import Any, Final, Iterable, Mapping, Sequence, TypeGuard
 
 import numpy as np
 
@@ -186,6 +186,39 @@ def unpacked_limit(packed_bytes: int) -> int:
     return min(MAX_FILE_BYTES, max(ALWAYS_UNPACKED_BYTES, MAX_PACK_RATIO * packed_bytes))
 
 
+def _unpacked(path: Path, raw: bytes) -> bytes:
+    """``raw`` decompressed when it is gzip data (at most :func:`unpacked_limit` bytes), else as it is."""
+    if raw[:2] != b"\x1f\x8b":
+        return raw
+    limit = unpacked_limit(len(raw))
+    try:  # read at most the limit: a small gzip file can expand without bound
+        with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
+            unpacked = unzipped.read(limit + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise SessionFormatError(f"{path}: damaged gzip file ({exc})") from None
+    if len(unpacked) > limit:
+        raise SessionFormatError(
+            f"{path}: decompresses to more than {limit:,} bytes ({limit // max(len(raw), 1):,} times its "
+            f"{len(raw):,}; a Kernel Tuner cache packs 3 to 5 times): refused as a decompression bomb"
+        )
+    return unpacked
+
+
+def recording_hash(parts: Iterable[tuple[Path, bytes]]) -> str:
+    """The identity of a recording (a Kernel Tuner cache, or a session and its journal) from its
+    files' bytes: their text, not their encoding. A recording whose line endings a checkout or a
+    file sync changed (CRLF), which an editor saved with a byte-order mark, or which was gzipped or
+    unpacked, is the same recording, and a session replaying it continues; hashed as raw bytes it
+    was "the recording changed"."""
+    digest = hashlib.sha256()
+    for path, raw in parts:
+        text = _unpacked(path, raw)
+        if text.startswith(b"\xef\xbb\xbf"):
+            text = text[3:]
+        digest.update(text.replace(b"\r\n", b"\n"))
+    return digest.hexdigest()[:16]
+
+
 def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) -> tuple[Any, str | None]:
     """Parse a (possibly gzipped, possibly unfinished) Kernel Tuner cache file (``raw``: its bytes);
     the second value says how an unfinished file was repaired (:data:`CLOSED`, :data:`CUT`) or is None.
@@ -202,19 +235,7 @@ def _read_cache_json(path: Path, raw: bytes, repeated: list[str] | None = None) 
                         repeated.append(name)
                     seen.add(name)
             return out
-    if raw[:2] == b"\x1f\x8b":
-        limit = unpacked_limit(len(raw))
-        try:  # read at most the limit: a small gzip file can expand without bound
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as unzipped:
-                unpacked = unzipped.read(limit + 1)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise SessionFormatError(f"{path}: damaged gzip file ({exc})") from None
-        if len(unpacked) > limit:
-            raise SessionFormatError(
-                f"{path}: decompresses to more than {limit:,} bytes ({limit // max(len(raw), 1):,} times its "
-                f"{len(raw):,}; a Kernel Tuner cache packs 3 to 5 times): refused as a decompression bomb"
-            )
-        raw = unpacked
+    raw = _unpacked(path, raw)
     try:
         text = raw.decode("utf-8-sig")  # a byte order mark (an editor's save) is no part of the JSON
     except UnicodeDecodeError:
@@ -828,7 +849,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     session = Session(
         kernel=kernel,
         kind="recording",
-        source_hash=hashlib.sha256(raw_bytes).hexdigest()[:16],
+        source_hash=recording_hash([(p, raw_bytes)]),
         problem=problem,
         space=space,
         backend={"kind": "replay", "options": {"path": str(p.resolve())}},
