@@ -390,6 +390,24 @@ def test_a_session_and_its_journal_saved_with_a_byte_order_mark_open(tmp_path: P
     assert out.read_bytes() == before  # opening it writes nothing
 
 
+def test_an_empty_session_file_beside_its_journal_names_the_journal(tmp_path: Path) -> None:
+    """A zero-byte file (a file sync's placeholder) beside a journal said only "the file is empty",
+    where the journal opens as the session once the file is out of the way."""
+    out = tmp_path / "out.json"
+    with Journal(out, fsync=False) as journal:
+        journal.start(make_session(0))
+        for trial in make_session(3).trials:
+            journal.append(trial)
+    out.write_bytes(b"")
+    with pytest.raises(SessionFormatError) as refused:
+        load_session(out)
+    assert str(refused.value) == (f"{out}: the file is empty; the journal beside it (out.json.journal) holds "
+                                  "3 trials: move the empty file away to open them")
+    assert out.read_bytes() == b""
+    out.unlink()
+    assert len(load_session(out).trials) == 3
+
+
 def test_save_mid_run_removes_journal_and_later_trials_still_survive(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     session = make_session(0)

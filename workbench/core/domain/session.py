@@ -1301,7 +1301,13 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
                                      "session") from None
         raise DamagedJournal(f"{exc}; move the journal away (to keep it) to open {p.name} as last saved") from None
     if p.exists() or p.is_symlink():
-        session = Session.from_dict(_parse_json(_read_text(p), str(p)), source=str(p))
+        text = _read_text(p)
+        if journalled is not None and header is not None and not text.strip():
+            # (a file sync's placeholder, a truncation: saves replace the file whole, never empty it)
+            raise SessionFormatError(f"{p}: the file is empty; the journal beside it ({jp.name}) holds "
+                                     f"{len(journalled)} trial{'' if len(journalled) == 1 else 's'}: move the "
+                                     "empty file away to open them")
+        session = Session.from_dict(_parse_json(text, str(p)), source=str(p))
     elif journalled is not None:
         if header is None:
             raise SessionFormatError(f"{jp}: journal has no header line (cannot rebuild the session)")
