@@ -449,3 +449,23 @@ def test_many_slots_in_a_short_pane_get_a_line_of_text_each(qtbot, computed) -> 
     widget.setFont(QFont(widget.font().family(), int(widget.font().pointSizeF() * 1.5)))  # presentation mode's
     line = widget.fontMetrics().height()  # (the zoom gives the axis the same font, after the view's)
     qtbot.waitUntil(lambda: rows_apart() >= line, timeout=5000)
+
+
+def test_the_bar_rows_follow_the_zoom_back_down(window, qtbot, tmp_path):
+    """Fitted at the view's font change, before the zoom gave the slot axis its font, the rows kept
+    the height of the zoom before: 150 % after presentation mode was left."""
+    bench = tmp_path / "many.py"
+    bench.write_text("SPACE = {" + ", ".join(f'"slot_{k}": [1, 2, 3]' for k in range(14)) + "}\n\n\n"
+                     "def measure(config):\n    return {\"latency_ms\": 1.0 + sum(config.values()) / 10}\n")
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": str(bench), "backend": "python", "strategy": "random", "budget": 40})
+    view = window.importance
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    qtbot.waitUntil(lambda: not view.computing and len(view._order) == 14, timeout=30_000)
+    qtbot.waitUntil(lambda: view.bar_plot.minimumHeight() > 140, timeout=5000)
+    normal = view.bar_plot.minimumHeight()
+    window.zoom.set_factor(1.5, remember=False)
+    qtbot.waitUntil(lambda: view.bar_plot.minimumHeight() > normal * 1.3, timeout=5000)
+    window.zoom.set_factor(1.0, remember=False)
+    qtbot.waitUntil(lambda: view.bar_plot.minimumHeight() == normal, timeout=5000)

@@ -494,7 +494,8 @@ def test_a_zoom_that_would_push_tool_bar_controls_into_the_overflow_menu_is_take
     assert shown and isinstance(bar, QToolBar)
     window.zoom.zoom_in()
     QApplication.processEvents()
-    assert window.zoom.factor == pytest.approx(1.5) and "overflow menu" in window.statusBar().currentMessage()
+    assert window.zoom.factor == pytest.approx(1.5)
+    assert window.statusBar().currentMessage().startswith("zoom stays at 150%: larger, ")
     assert all(widget.isVisibleTo(bar) for widget in shown)
     # a tool bar the person hid has nothing to lose
     bar.hide()
@@ -666,7 +667,10 @@ def test_a_new_width_keeps_the_slice_plot_in_view_that_the_person_scrolled_to(wi
     looked_at = list(slices.plots)[4]  # the third row of two columns
     bar.setValue(int(slices.plots[looked_at].geometry().top()))
     columns = slices.columns
-    window.resize(900, 900)
+    window.resize(900, 900)  # (held at its least width) and the tabs as narrow as they go: one column
+    QApplication.processEvents()
+    bottom = window.splitters["bottom"]
+    bottom.setSizes([0, sum(bottom.sizes())])
     qtbot.waitUntil(lambda: slices.columns != columns and len(slices.plots) == 8, timeout=10_000)
 
     def starts_the_view() -> bool:  # (within a few pixels: the plots settle as their ticks are laid out)
@@ -862,3 +866,54 @@ def test_a_no_data_message_keeps_its_units_whole_where_it_wraps(window, qtbot, l
             block = block.next()
         assert len(lines) > 2 and "GB/" in "".join(lines), lines
         assert not any(line.rstrip().endswith("/") for line in lines), (width, lines)
+
+
+def test_the_progress_row_refits_when_a_bar_reappears_or_the_run_bar_grows(ran, qtbot):
+    """Fitted on resize and zoom only, the progress stayed in the overflow menu after a bar was
+    hidden and shown again from the tool bars' context menu, or after a button of the run bar
+    grew ("Options (1)"), until the window was resized."""
+    toolbar = ran.toolbar
+    row = toolbar.progress_row
+    ran.resize(1024, 768)
+    qtbot.waitUntil(lambda: ran.toolBarBreak(row), timeout=5000)
+    for bar in (row, toolbar.run_bar):
+        bar.hide()
+        qtbot.waitUntil(lambda: not ran.toolBarBreak(row), timeout=5000)  # alone on its row: no break needed
+        bar.show()
+        qtbot.waitUntil(lambda: ran.toolBarBreak(row), timeout=5000)
+        assert toolbar.progress.isVisible() and not _in_overflow_menu(row)
+    # just wide enough for both on one row, then the run bar grows by a wider button
+    need = toolbar.run_bar.sizeHint().width() + toolbar.progress_row_width()
+    ran.resize(need + 2, 768)
+    qtbot.waitUntil(lambda: not ran.toolBarBreak(row), timeout=5000)
+    toolbar.options_button.setText(toolbar.options_button.text() + " (1) changed")
+    qtbot.waitUntil(lambda: ran.toolBarBreak(row), timeout=5000)
+    qtbot.waitUntil(lambda: toolbar.progress_label.isVisible() and not _in_overflow_menu(row), timeout=5000)
+
+
+def test_the_windows_least_width_is_the_same_whichever_tab_is_open(ran, qtbot):
+    """With the open tab's whole name in the row's least width, a window at its narrowest widened
+    by itself when a tab with a longer name was clicked."""
+    for factor in (1.0, 1.5):
+        ran.zoom.set_factor(factor, remember=False)
+        widths = set()
+        for index in range(ran.bottom_tabs.count()):
+            ran.bottom_tabs.setCurrentIndex(index)
+            QApplication.processEvents()
+            widths.add(ran.bottom_tabs.tabBar().minimumSizeHint().width())
+        assert len(widths) == 1, (factor, widths)
+    ran.zoom.set_factor(1.0, remember=False)
+
+
+def test_a_zoom_step_back_to_100_percent_is_never_refused_for_the_progress_row(ran, qtbot):
+    """At 1024 px the progress has a row of its own at 100 %; after one Ctrl-, Ctrl+ was refused
+    ("would move the run's controls into its overflow menu") and only Ctrl+0 came back."""
+    ran.resize(1024, 768)
+    qtbot.waitUntil(lambda: ran.toolBarBreak(ran.toolbar.progress_row), timeout=5000)
+    ran.zoom.zoom_out()
+    assert ran.zoom.factor < 1.0
+    ran.zoom.zoom_in()
+    assert ran.zoom.factor == pytest.approx(1.0)
+    ran.zoom.zoom_in()  # above 100 % the row of its own is what a step is not worth
+    assert ran.zoom.factor == pytest.approx(1.0)
+    assert "the run's progress would need a row of its own" in ran.statusBar().currentMessage()

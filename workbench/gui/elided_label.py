@@ -251,11 +251,29 @@ class _ElidedTabBar(QTabBar):
         shrinks each towards its minimum, and the open tab read "Re…" in a 1024 px window."""
         if index == self.currentIndex() and not self._measuring:
             return QTabBar.tabSizeHint(self, index)
+        return self._cut_minimum(index)
+
+    def _cut_minimum(self, index: int) -> QSize:
         self._measuring = True
         try:
             return super().minimumTabSizeHint(index)
         finally:
             self._measuring = False
+
+    def minimumSizeHint(self) -> QSize:  # Qt override
+        """The row's least width whichever tab is open: every tab at its cut minimum, plus what the
+        widest whole name adds to its own. Summed over the open tab's whole name, the window's
+        minimum changed with the tab opened, and a window at its narrowest widened by itself when
+        a tab with a longer name was clicked."""
+        hint = super().minimumSizeHint()
+        shown = [i for i in range(self.count()) if self.isTabVisible(i)]
+        if (self._measuring or not shown or self.usesScrollButtons()
+                or self.elideMode() == Qt.TextElideMode.ElideNone):
+            return hint
+        whole = self.whole_widths()
+        least = {i: self._cut_minimum(i).width() for i in shown}
+        extra = max(max(whole.get(i, least[i]) - least[i], 0) for i in shown)
+        return QSize(sum(least.values()) + extra, hint.height())
 
 
 class ElidedTabs(QTabWidget):

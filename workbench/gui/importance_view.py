@@ -249,7 +249,9 @@ class ImportanceView(QWidget):
         if event.type() == QEvent.Type.FontChange and hasattr(self, "plots"):  # not while constructing
             for label in self.bar_labels:
                 label.setFont(QFont(self.font()))
-            self._fit_bar_height()
+            # once the zoom has given the slot axis its font too (after the view's): fitted now, the
+            # rows kept the height of the zoom before (150 % after presentation mode was left)
+            QTimer.singleShot(0, self, self._fit_bar_height)
             self._fit_bar_range()
 
     def refresh(self, trials: Sequence[Trial] | None = None) -> None:
@@ -355,9 +357,9 @@ class ImportanceView(QWidget):
         metrics = QFontMetrics(left.font() if left.style.get("tickFont") is None else left.style["tickFont"])
         # (the view's own font too: a zoom reaches it first, and the axis's tick font after it)
         line = max(metrics.height(), self.fontMetrics().height())
-        bottom = self.bar_plot.getAxis("bottom")
-        # the bars' rows, the share axis under them (its ticks and title) and the plot's margins
-        need = len(self._order) * (line + 2) + int(bottom.height()) + 16
+        # the bars' rows, the share axis under them (a line of ticks, a line of title: from the
+        # font, as the axis's own height follows a zoom only once laid out) and the plot's margins
+        need = len(self._order) * (line + 2) + 2 * line + 24
         self.bar_plot.setMinimumHeight(max(BAR_PLOT_MIN_PX, need))
 
     def _draw_bars(self) -> None:

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 import pyqtgraph as pg
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QToolBar, QToolButton
 
@@ -93,6 +94,30 @@ def zoom_style_sheet(base_point_size: float, factor: float) -> str:
     return "\n".join(rules)
 
 
+class _RefitProgressRow(QObject):
+    """Fits the progress row again when the run bar's width or either bar's visibility changes
+    without a resize: a button that grew ("Options (1)"), a bar hidden and shown again from the
+    tool bars' context menu left the progress in the overflow menu until the window was resized.
+    Once per burst of events, after they are handled (the bar's new size hint is known then)."""
+
+    WATCHED = (QEvent.Type.LayoutRequest, QEvent.Type.Show, QEvent.Type.Hide)
+
+    def __init__(self, zoom: "Zoom") -> None:
+        super().__init__(zoom.window)
+        self.zoom = zoom
+        self._due = False
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt override
+        if event.type() in self.WATCHED and not self._due:
+            self._due = True
+            QTimer.singleShot(0, self, self._refit)
+        return False
+
+    def _refit(self) -> None:
+        self._due = False
+        self.zoom.fit_progress_row()
+
+
 class Zoom:
     """The window's zoom: View menu actions (Ctrl+ / Ctrl- / Ctrl+0, presentation mode on F11)."""
 
@@ -124,6 +149,11 @@ class Zoom:
             action.triggered.connect(slot)
             menu.addAction(action)
         self.menu = menu
+        toolbar = getattr(window, "toolbar", None)
+        if toolbar is not None:
+            self._refit = _RefitProgressRow(self)
+            for bar in (toolbar.run_bar, toolbar.progress_row):
+                bar.installEventFilter(self._refit)
         saved = window.settings.value(SETTINGS_KEY)
         try:
             factor = float(saved) if saved is not None else 1.0
@@ -189,11 +219,12 @@ class Zoom:
             self.window.statusBar().showMessage(
                 f"zoom stays at {before:.0%}: larger, the window's controls would need more than {room} px, "
                 "the width of the window or its screen", 8000)
-        elif self._tool_bar_overflows():
+        elif why := self._tool_bar_short():
             self.set_factor(before)
+            said = ("the run's progress would need a row of its own" if why == "wrap" else
+                    "the tool bar would move the run's controls into its overflow menu")
             self.window.statusBar().showMessage(
-                f"zoom stays at {before:.0%}: larger, the tool bar would move the run's controls into its "
-                "overflow menu; a wider window has room for it", 8000)
+                f"zoom stays at {before:.0%}: larger, {said}; a wider window has room for it", 8000)
 
     def fit_progress_row(self) -> bool:
         """Put the run's progress on the run bar's row where both fit the window's width, else on a
@@ -217,15 +248,20 @@ class Zoom:
         return wrap
 
     def _tool_bar_overflows(self) -> bool:
-        """Whether a tool bar on show has controls in its overflow menu (its extension button is
-        shown), once laid out, or the progress needs a row of its own: a tool bar short of room
-        moves its last controls there rather than ask for more width, so a zoom the window's
-        minimum width allowed hid the run's progress and then its progress bar. (Controls hidden on
-        purpose, such as another backend's, are not in that menu.) A zoom step is not worth a
-        row of the charts' height, so a progress moved to a row of its own counts as overflow
-        too; at 100 % it has that row, since nothing smaller can give it room."""
-        if self.fit_progress_row():
-            return True
+        """Whether the tool bars are short of room at this zoom (see :meth:`_tool_bar_short`)."""
+        return bool(self._tool_bar_short())
+
+    def _tool_bar_short(self) -> str:
+        """"overflow" when a tool bar on show has controls in its overflow menu (its extension
+        button is shown), once laid out; "wrap" when, above 100 %, the progress needs a row of its
+        own; else "". A tool bar short of room moves its last controls into that menu rather than
+        ask for more width, so a zoom the window's minimum width allowed hid the run's progress and
+        then its progress bar. (Controls hidden on purpose, such as another backend's, are not in
+        that menu.) A zoom step is not worth a row of the charts' height; at 100 % and below the
+        progress has that row, since nothing smaller gives it room (a step back to 100 % from
+        below is never refused for it)."""
+        if self.fit_progress_row() and self.factor > 1.0 + 1e-6:
+            return "wrap"
         layout = self.window.layout()
         if layout is not None:  # tool bars sharing a row get their widths there, not in their own layouts
             layout.activate()
@@ -235,8 +271,8 @@ class Zoom:
             bar.layout().activate()
             extension = bar.findChild(QToolButton, "qt_toolbar_ext_button")
             if extension is not None and extension.isVisibleTo(bar):
-                return True
-        return False
+                return "overflow"
+        return ""
 
     def _room(self) -> int:
         """The width the window's controls may take: the window's, or its screen's when wider."""
