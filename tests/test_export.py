@@ -130,9 +130,10 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
     tree = ast.parse(script)
     compile(script, f"{name}_tuned.py", "exec")
     constants = {
-        node.targets[0].id: ast.literal_eval(node.value)
+        node.target.id: ast.literal_eval(node.value)
         for node in tree.body
-        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name) and node.targets[0].id.isupper()
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id.isupper()
+        and node.value is not None
     }
     assert constants["SOURCE"] == template.render(best, problem, line_directive=False)
     assert constants["GRID"] == tuple(grid) and constants["BLOCK"] == tuple(block)
@@ -141,9 +142,15 @@ def test_every_format_round_trips(name: str, sessions: dict[str, Session], tmp_p
     assert "compile_cuda(SOURCE" in script and "module.load(compiled.cubin)" in script
     from workbench.core.io import cupy_script  # the exported constants are exactly the module's placeholders
 
-    placeholders = {n.target.id for n in ast.parse(Path(cupy_script.__file__).read_text()).body
+    placeholders = {n.target.id: ast.unparse(n.annotation) for n in ast.parse(Path(cupy_script.__file__).read_text()).body
                     if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
-    assert set(constants) == placeholders
+    assert set(constants) == set(placeholders)
+    # each with the module's annotation, so a project's type check passes the script ("KERNEL_DIRS
+    # = []" failed mypy: need type annotation)
+    assert {n.target.id: ast.unparse(n.annotation) for n in tree.body
+            if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)} == placeholders
+    assert not [n for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Name)
+                and n.targets[0].id in placeholders]
 
 
 def test_what_the_export_alone_does_not_carry_is_said(sessions: dict[str, Session]) -> None:
@@ -1136,7 +1143,7 @@ def test_a_cupy_script_names_template_folders_by_absolute_path(tmp_path, cli) ->
     assert cli("export", session, "--kernel-dir", relative, "--format", "cupy", "--out", script).returncode == 0
     tree = ast.parse((tmp_path / "sx.py").read_text())
     dirs = next(ast.literal_eval(node.value) for node in tree.body
-                if isinstance(node, ast.Assign) and getattr(node.targets[0], "id", "") == "KERNEL_DIRS")
+                if isinstance(node, ast.AnnAssign) and getattr(node.target, "id", "") == "KERNEL_DIRS")
     assert dirs == [str(tmp_path / "mykernels")]
     # a spec that no longer loads there (the folder now defines the template twice): one line
     fake = tmp_path / "fake"

@@ -1074,11 +1074,13 @@ def _json(plan: ExportPlan) -> str:
 _SCRIPT_MARKERS = ("# --- imports ---", "# --- constants", "# --- body ---")
 
 
-def _script_parts() -> tuple[str, str]:
-    """(imports, body) of :mod:`workbench.core.io.cupy_script`, read as text: exporting imports nothing."""
+def _script_parts() -> tuple[str, dict[str, str], str]:
+    """(imports, the constants' annotations by name, body) of :mod:`workbench.core.io.cupy_script`,
+    read as text: exporting imports nothing."""
     text = resources.files("workbench.core.io").joinpath("cupy_script.py").read_text(encoding="utf-8")
     imports, constants, body = (text.index(marker) for marker in _SCRIPT_MARKERS)
-    return (text[text.index("\n", imports) + 1:constants].strip() + "\n",
+    annotations = dict(re.findall(r"^([A-Z_]+): (.+?) = ", text[constants:body], flags=re.MULTILINE))
+    return (text[text.index("\n", imports) + 1:constants].strip() + "\n", annotations,
             text[text.index("\n", body) + 1:])
 
 
@@ -1115,7 +1117,7 @@ def _cupy(plan: ExportPlan) -> str:
     latency = choice.trial.metric(LATENCY)
     # the portable pick's trial is its measurement on the first device (see _portable)
     recorded_device = plan.choices[0].device
-    imports, body = _script_parts()
+    imports, annotations, body = _script_parts()
     doc = "\n".join(line[3:] if line.startswith("// ") else line for line in _preamble(plan)
                     + _choice_comments(plan, choice))
     lines = [
@@ -1141,6 +1143,10 @@ def _cupy(plan: ExportPlan) -> str:
         f"RECORDED_DEVICE = {recorded_device!r}",
         f"SOURCE = {_py_text(template.render(config, problem, line_directive=False))}",
     ]
+    # each constant with the script's own annotation: a project's type check of the script failed
+    # on "KERNEL_DIRS = []" (mypy: need type annotation)
+    lines = [re.sub(r"^([A-Z_]+) = ", lambda m: f"{m[1]}: {annotations[m[1]]} = " if m[1] in annotations else m[0], line)
+             for line in lines]
     return "\n".join(lines) + "\n" + body
 
 
