@@ -149,6 +149,10 @@ def test_a_python_benchmark_named_at_its_new_place_continues_the_session_copied_
     here.parent.mkdir()
     shutil.copy(there, here)
     shutil.rmtree(there.parent)
+    asked = cli("tune", "--resume", str(out), "--budget", "1", "--quiet")  # named where it was: not there
+    assert asked.returncode == 2 and asked.stderr.strip() == (
+        f"error: the session's python benchmark {there} is not there any more; name the file where it is now "
+        "(tune NEW_PLACE/bench.py --resume ...): the same name and code continue the session"), asked.stderr
     result = cli("tune", str(here), "--resume", str(out), "--budget", "1", "--quiet")
     assert result.returncode == 0, result.stderr
     data = json.loads(out.read_text())

@@ -388,6 +388,12 @@ def test_a_session_and_its_journal_saved_with_a_byte_order_mark_open(tmp_path: P
     assert [t.index for t in loaded.trials] == [0, 1, 2, 3, 4] and loaded.journal_read == journal_path(out)
     assert loaded.header_dict() == session.header_dict()
     assert out.read_bytes() == before  # opening it writes nothing
+    # saved, the file supersedes the journal, which goes (kept, it was merged over the next load)
+    import dataclasses
+
+    save_session(dataclasses.replace(loaded, constraints=Constraints(max_latency_ms=0.5)), out)
+    assert not journal_path(out).exists()
+    assert load_session(out).constraints == Constraints(max_latency_ms=0.5)
 
 
 def test_an_empty_session_file_beside_its_journal_names_the_journal(tmp_path: Path) -> None:

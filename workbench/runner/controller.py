@@ -16,6 +16,7 @@ import dataclasses
 import math
 import logging
 import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
@@ -1232,10 +1233,14 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
             # if its code is the session's (the kernel-code check when the run is prepared)
             path, named = Path(request.kernel).resolve(), True
             options["path"] = str(path)
+        missing = _not_a_file(path)
+        if missing and not (named or request.trust_session_code):  # naming it there could not work: where is it now?
+            raise WorkbenchError(f"the session's python benchmark {_shown(path)} {missing}; name the file where it "
+                                 f"is now (tune {shlex.quote('NEW_PLACE/' + path.name)} --resume ...): the same name "
+                                 "and code continue the session")
         if not (named or request.trust_session_code):
             raise WorkbenchError(template=f"the session runs the python benchmark {quoted(_shown(path))}; "
                                           f"{{benchmark_code:{quoted(_shown(path))}}}")
-        missing = _not_a_file(path)
         if missing:
             raise WorkbenchError(f"the session's python benchmark {_shown(path)} {missing}")
     if kind == "replay":

@@ -1151,7 +1151,8 @@ def _journal_of(jp: Path, session: "Session") -> bool:
     except OSError:  # missing, or no file of ours (a FIFO, a folder): nothing to drop
         return False
     try:
-        header = _loads(first.decode("utf-8"))
+        # (with a byte-order mark, as a load reads it: kept, it was merged again over the next save)
+        header = _loads(first.decode("utf-8").removeprefix("\ufeff"))
     except (ValueError, UnicodeDecodeError, RecursionError):
         return False
     if type(header) is not dict:
@@ -1302,7 +1303,7 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
         raise DamagedJournal(f"{exc}; move the journal away (to keep it) to open {p.name} as last saved") from None
     if p.exists() or p.is_symlink():
         text = _read_text(p)
-        if journalled is not None and header is not None and not text.strip():
+        if journalled and header is not None and not text.strip():
             # (a file sync's placeholder, a truncation: saves replace the file whole, never empty it)
             raise SessionFormatError(f"{p}: the file is empty; the journal beside it ({jp.name}) holds "
                                      f"{len(journalled)} trial{'' if len(journalled) == 1 else 's'}: move the "
