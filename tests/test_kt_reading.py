@@ -179,18 +179,24 @@ def test_a_replay_continues_after_its_recordings_line_endings_or_packing_changed
     import gzip
     import hashlib
 
+    recording = json.loads(json.dumps(CACHE))  # eight configs: one more measured at each step below
+    recording["tune_params"]["b"] = list(range(1, 9))
+    recording["cache"].update({str(b): {"b": b, "time": 1.0 + b, "times": [1.0 + b] * 3} for b in range(5, 9)})
     cache = tmp_path / "c.json"
-    cache.write_text(json.dumps(CACHE, indent=1))  # on several lines, as Kernel Tuner writes it
+    cache.write_text(json.dumps(recording, indent=1))  # on several lines, as Kernel Tuner writes it
     out = tmp_path / "s.json"
     run_to_end(RunRequest(replay=str(cache), strategy="random", budget=1, seed=1), out)
     text = cache.read_bytes()
     cache.write_bytes(b"\xef\xbb\xbf" + text.replace(b"\n", b"\r\n"))
     session, finished = run_to_end(RunRequest(budget=1), out, resume=True)
     assert finished.reason == "budget" and len(session.trials) == 2
+    cache.write_text(json.dumps(recording) + "\n")  # laid out anew, with a final newline
+    session, _ = run_to_end(RunRequest(budget=1), out, resume=True)
+    assert len(session.trials) == 3
     packed = tmp_path / "c.json.gz"
     packed.write_bytes(gzip.compress(text))
     session, _ = run_to_end(RunRequest(budget=1, replay=str(packed)), out, resume=True)
-    assert len(session.trials) == 3
+    assert len(session.trials) == 4
     # a session whose hash is of the file's bytes, as every replay was hashed before
     cache.write_bytes(text)
     data = json.loads(out.read_text())
@@ -198,7 +204,7 @@ def test_a_replay_continues_after_its_recordings_line_endings_or_packing_changed
     data["backend"]["options"]["path"] = str(cache)
     out.write_text(json.dumps(data))
     session, _ = run_to_end(RunRequest(budget=1), out, resume=True)
-    assert len(session.trials) == 4
+    assert len(session.trials) == 5
 
 
 def test_continuing_a_replay_with_another_gpus_recording_names_the_device(tmp_path: Path) -> None:
