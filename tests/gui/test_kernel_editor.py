@@ -149,7 +149,7 @@ def test_type_detect_compile_tune_save_and_reopen(window, editor, qtbot, tmp_pat
     script = tmp_path / "saxpy_tuned.py"  # the CuPy script searches the folder the template comes from
     window.export_best(str(script))
     folders = ast.literal_eval(next(line for line in script.read_text().splitlines()
-                                    if line.startswith("KERNEL_DIRS = ")).split("=", 1)[1].strip())
+                                    if line.startswith("KERNEL_DIRS: list[str] = ")).split("=", 1)[1].strip())
     assert len(folders) == 1 and (Path(folders[0]) / f"saxpy{SPEC_SUFFIX}").is_file()
 
     reopened = window.open_kernel_editor(saved.parent)
