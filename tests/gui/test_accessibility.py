@@ -385,3 +385,62 @@ def test_the_portability_notes_grow_with_the_zoom(window, qtbot):
     window.zoom.set_factor(1.5, remember=False)
     QApplication.processEvents()
     assert notes.font().pointSizeF() == pytest.approx(before * 1.5, rel=0.05)
+
+
+def _first_control(page):
+    """The first Tab stop of ``page`` in the window's Tab order (None: it has none on show)."""
+    start = page.window()
+    candidate = start.nextInFocusChain()
+    while candidate is not None and candidate is not start:
+        if ((candidate is page or page.isAncestorOf(candidate)) and candidate.isVisible() and candidate.isEnabled()
+                and candidate.focusPolicy() & Qt.FocusPolicy.TabFocus and candidate.focusProxy() is None):
+            return candidate
+        candidate = candidate.nextInFocusChain()
+    return None
+
+
+def test_ctrl_tab_past_a_page_without_controls_still_lands_on_the_next_pages_first_control(window, qtbot):
+    """After a page with nothing to focus (a chart) the focus stayed on the tab row for every later
+    tab, Compare's and Results' controls included; and Ctrl+Shift+Tab onto a built page without a
+    control of its own put it on the page widget, which has no name to say."""
+    from PySide6.QtTest import QTest
+
+    window.open_session(str(SESSION))
+    tabs = window.bottom_tabs
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    window.results.view.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.results.view, timeout=2000)
+    for key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
+        for _ in range(2 * tabs.count()):  # twice round: the second time every page is built
+            modifiers = Qt.KeyboardModifier.ControlModifier | (
+                Qt.KeyboardModifier.ShiftModifier if key == Qt.Key.Key_Backtab else Qt.KeyboardModifier.NoModifier)
+            QTest.keyClick(QApplication.focusWidget(), key, modifiers)
+            page, focus = tabs.currentWidget(), QApplication.focusWidget()
+            first = _first_control(page)
+            name = tabs.tabText(tabs.currentIndex())
+            if first is not None:
+                assert page.isAncestorOf(focus) and focus.focusPolicy() & Qt.FocusPolicy.TabFocus, (name, focus)
+            else:
+                assert focus is tabs.tabBar(), (name, focus)
+
+
+def test_tab_from_the_tab_row_enters_a_page_built_as_it_opened(window, qtbot):
+    """A page built when first shown went to the end of the window's Tab order: Tab from the tab
+    row skipped it (to the source view) and reached its controls last, after the tool bars."""
+    from PySide6.QtTest import QTest
+
+    window.open_session(str(SESSION))
+    tabs = window.bottom_tabs
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    for key in ("compare", "importance", "portability"):
+        assert not window.pages.is_built(key)
+        tabs.setCurrentWidget(window.pages.page(key))
+        page = tabs.currentWidget()
+        first = _first_control(page)
+        assert first is not None, key
+        tabs.tabBar().setFocus()
+        qtbot.waitUntil(lambda: QApplication.focusWidget() is tabs.tabBar(), timeout=2000)
+        QTest.keyClick(tabs.tabBar(), Qt.Key.Key_Tab)
+        assert QApplication.focusWidget() is first, (key, QApplication.focusWidget())

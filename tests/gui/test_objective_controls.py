@@ -669,3 +669,27 @@ def test_the_constraint_fields_example_is_in_the_sessions_own_figures(window, cl
     panel.extra_edit.setText("latency_ms <= 1.4")
     panel._on_extra_edited()
     assert panel.extra_error.isHidden() and window.model.constraints.max_latency_ms == 1.4
+
+
+def test_arrow_keys_on_the_closed_metric_picker_open_its_list_and_add_nothing(window, qtbot):
+    """A closed combo box reports the entry an arrow key moves to as chosen: a keyboard user going
+    down the list added its first metric at once, and the focus jumped to the new row's slider."""
+    from PySide6.QtCore import Qt
+
+    _run(window, qtbot, {"kernel": MERIT, "backend": "python", "strategy": "random", "budget": 12, "seed": 0})
+    panel = window.objective_panel
+    box = panel.more_metrics
+    rows = dict(panel.weight_rows)
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=5000)
+    box.setFocus()
+    for key in (Qt.Key.Key_Down, Qt.Key.Key_End, Qt.Key.Key_Up):
+        qtbot.keyClick(box, key)
+        assert panel.weight_rows.keys() == rows.keys(), key
+        box.hidePopup()
+    qtbot.keyClick(box, Qt.Key.Key_Down)  # the list is open: the arrows move in it, and Enter picks
+    view = box.view()
+    qtbot.waitUntil(view.isVisible, timeout=5000)
+    view.setCurrentIndex(box.model().index(box.findText("merit"), 0))
+    qtbot.keyClick(view, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: "merit" in panel.weight_rows, timeout=5000)

@@ -311,9 +311,13 @@ class ElidedTabs(QTabWidget):
                 or not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             return
         focus = QApplication.focusWidget()
-        if focus is not None and self.isAncestorOf(focus):
-            return
         page, start = self.currentWidget(), self.window()
+        # kept where Qt put it only on a control of the page: on the tab row (where a page without
+        # controls left it, and every later Ctrl+Tab then kept it) or on the page widget itself
+        # (no Tab stop, no name for a screen reader) it goes on to the page's first control
+        if (focus is not None and page is not None and page.isAncestorOf(focus)
+                and focus.focusPolicy() & Qt.FocusPolicy.TabFocus):
+            return
         candidate = start.nextInFocusChain()
         for _ in range(100_000):  # the page's first control in the window's Tab order (a ring)
             if page is None or candidate is None or candidate is start:

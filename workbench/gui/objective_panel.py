@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics
+from PySide6.QtGui import QFontMetrics, QKeyEvent, QWheelEvent
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QPushButton, QSlider, QVBoxLayout, QWidget,
 )
@@ -256,6 +256,25 @@ class LimitControl:
         self.panel.model.set_constraints(**{self.field: value})
 
 
+class PickerCombo(QComboBox):
+    """A list to pick an action from, which a pick carries out (a metric given a weight row): an
+    arrow key or the mouse wheel on it closed opens the list instead of picking the next entry.
+    A closed combo box reports each entry an arrow key moves to as chosen, so a person going
+    through the entries by keyboard (a screen reader reading each) added the first one at once."""
+
+    BROWSING = (Qt.Key.Key_Up, Qt.Key.Key_Down, Qt.Key.Key_PageUp, Qt.Key.Key_PageDown,
+                Qt.Key.Key_Home, Qt.Key.Key_End)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
+        if event.key() in self.BROWSING and not event.modifiers() & Qt.KeyboardModifier.AltModifier:
+            self.showPopup()  # in the list the arrows move, and Enter picks
+            return
+        super().keyPressEvent(event)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # Qt override: scrolling the panel picks nothing
+        event.ignore()
+
+
 class WeightRow:
     """One metric's weight: its name, a slider, the weight as stored and, for a metric whose
     direction the registry does not fix, a direction toggle on a line of its own under the slider
@@ -372,7 +391,7 @@ class ObjectivePanel(QWidget):
         self._extra: list[str] = []
         self._reported: tuple[object, int, frozenset[str] | None] = (None, -1, None)
         self._example: tuple[tuple[object, ...], str] = ((), "")  # (what it was made of, extra_example())
-        self.more_metrics = QComboBox()
+        self.more_metrics = PickerCombo()
         self.more_metrics.setAccessibleName("Weigh another metric")
         self.more_metrics.setToolTip("other metrics the trials report: pick one to weigh it (for one whose "
                                      "direction is not known, say then whether higher or lower is better)")
