@@ -337,26 +337,38 @@ def test_each_variant_of_a_template_sweep_compiles_with_the_template_through_nvr
     template = load_templates()["reduce_sum"]
     header = dispatch_c(plan)
     (tmp_path / "dispatch.h").write_text(header)
-    problem = template.resolve_problem(session.problem)
-    lines = template.defines(plan.configs[0], problem)
-    problem_lines = lines[len(lines) - len(problem):]  # the problem's macros come last
     for index, config in enumerate(plan.configs):
-        # the header's slot macros for variant k, plus the problem, make the template's source compile
-        # to the same kernel as the workbench's own rendering of that config
-        macro = f"-DWORKBENCH_DISPATCH_REDUCE_SUM_CONFIG={index}"
-        ours = compile_cuda('#include "dispatch.h"\n' + "\n".join(problem_lines) + "\n" + template.source,
-                            arch="sm_90", entry=template.entry, options=(f"--include-path={tmp_path}", macro),
-                            use_cache=False)
-        rendered = compile_cuda(template.render(config, problem), arch="sm_90",
-                                entry=template.entry)
+        # built as the header says: the variant's index and a size it serves (the template reads its
+        # problem at compile time; the header defines the rest of it), and nothing else, the
+        # template's source compiles to the same kernel as the workbench's own rendering
+        size = next(f.size for f in plan.figures if f.config == index)
+        problem = template.resolve_problem({**session.problem, "n": size})
+        flags = (f"--include-path={tmp_path}", f"-DWORKBENCH_DISPATCH_REDUCE_SUM_CONFIG={index}", f"-DPROBLEM_N={size}")
+        ours = compile_cuda('#include "dispatch.h"\n' + template.source, arch="sm_90", entry=template.entry,
+                            options=flags, use_cache=False)
+        rendered = compile_cuda(template.render(config, problem), arch="sm_90", entry=template.entry)
         assert ours.ok, ours.log
         assert ours.registers == rendered.registers
         # every variant defines the same extern "C" entry: renamed as the header says, it links beside the others
-        renamed = compile_cuda('#include "dispatch.h"\n' + "\n".join(problem_lines) + "\n" + template.source,
-                               arch="sm_90", entry=f"reduce_sum_v{index}", use_cache=False,
-                               options=(f"--include-path={tmp_path}", macro, f"-Dreduce_sum=reduce_sum_v{index}"))
+        renamed = compile_cuda('#include "dispatch.h"\n' + template.source, arch="sm_90", entry=f"reduce_sum_v{index}",
+                               use_cache=False, options=(*flags, f"-Dreduce_sum=reduce_sum_v{index}"))
         assert renamed.ok and renamed.registers == rendered.registers, renamed.log
+        # without the size the build stops at once, saying which macro to give
+        unsized = compile_cuda('#include "dispatch.h"\n' + template.source, arch="sm_90", entry=template.entry,
+                               options=flags[:2], use_cache=False)
+        assert not unsized.ok and "define PROBLEM_N: the size this build serves" in unsized.log
     assert "// with -Dreduce_sum=reduce_sum_v<k> too, and launch reduce_sum_v<k> for the config index k above" in header
+
+
+def test_a_variants_problem_macros_are_defined_where_every_size_shares_them() -> None:
+    """The documented build of a softmax variant stopped at 'PROBLEM_COLS is undefined': the
+    header defined slot macros only. It defines what every measured size shares and stops a
+    build that lacks the size, naming the macro."""
+    plan = plan_dispatch([template_sweep("softmax", "rows", [64, 4096], n=6)])
+    header = dispatch_c(plan)
+    block = header[header.index("// the template reads its problem at compile time"):]
+    assert "#define PROBLEM_COLS 1024" in block and "#define PROBLEM_ROWS" not in block
+    assert '#ifndef PROBLEM_ROWS\n#error "define PROBLEM_ROWS: the size this build serves, e.g. -DPROBLEM_ROWS=..."' in block
 
 
 # --- hostile sessions -------------------------------------------------------------------------------

@@ -58,6 +58,7 @@ from workbench.core.domain.records import Provenance
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.sizes import sweep_progress
 from workbench.core.domain.space import Config
+from workbench.core.domain.templates import c_literal
 from workbench.core.io.export_seal import seal_text
 from workbench.core.io.session_lock import locked_by_other
 
@@ -614,9 +615,29 @@ def dispatch_c(plan: DispatchPlan) -> str:
     out.append("#else")
     out.append(f'#error "{selector} names no exported config"')
     out.append("#endif")
+    if template is not None:
+        out += _problem_block(plan, template)
     out.append(f"#endif  // {selector}")
     out += ["", f"#endif  // {guard}", ""]
     return "\n".join(out)
+
+
+def _problem_block(plan: DispatchPlan, template: Any) -> list[str]:
+    """A variant's problem macros: those that are the same at every measured size, and a stop
+    naming each one a build must give, the swept size first. The template reads its problem at
+    compile time (``PROBLEM_ROWS`` in its code), so a variant serves the sizes of its range one
+    build each; without them the documented build of a variant did not compile."""
+    resolved = [template.resolve_problem({**plan.fixed, plan.parameter: f.size}) for f in plan.figures]
+    names = list(resolved[0])
+    fixed = [n for n in names if n != plan.parameter and all(r.get(n) == resolved[0][n] for r in resolved)]
+    per_build = [plan.parameter] + [n for n in names if n != plan.parameter and n not in fixed]
+    lines = ["// the template reads its problem at compile time: build a variant once for each size it serves"]
+    lines += [f"#define PROBLEM_{name.upper()} {c_literal(resolved[0][name], name)}" for name in fixed]
+    for name in per_build:
+        macro = f"PROBLEM_{name.upper()}"
+        why = "the size this build serves" if name == plan.parameter else f"its value at that size ({comment_line(name)})"
+        lines += [f"#ifndef {macro}", f'#error "define {macro}: {why}, e.g. -D{macro}=..."', "#endif"]
+    return lines
 
 
 def dispatch_py(plan: DispatchPlan) -> str:
