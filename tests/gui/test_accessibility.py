@@ -109,18 +109,23 @@ def test_the_strategy_options_are_worked_from_the_keyboard(window, qtbot):
     assert QApplication.focusWidget() is button
 
 
+def _focused_on_the_trials(window, qtbot):
+    """The window on :data:`SESSION`, active, with the focus on the results table; its lower tabs."""
+    window.open_session(str(SESSION))
+    window.activateWindow()
+    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
+    window.results.view.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.results.view, timeout=2000)
+    return window.bottom_tabs
+
+
 def test_ctrl_tab_cycles_through_pages_built_as_they_open(window, qtbot):
     """A page built when first shown takes the place of a placeholder nothing can focus: Ctrl+Tab
     onto it dropped the focus out of the tabs (into the source view), and every later Ctrl+Tab did
     nothing."""
     from PySide6.QtTest import QTest
 
-    window.open_session(str(SESSION))
-    tabs = window.bottom_tabs
-    window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
-    window.results.view.setFocus()
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.results.view, timeout=2000)
+    tabs = _focused_on_the_trials(window, qtbot)
     for expected in (1, 2, 3, 4):  # Failures, then Importance, Why fast? and Roofline, built as they open
         QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
         assert tabs.currentIndex() == expected
@@ -405,12 +410,7 @@ def test_ctrl_tab_past_a_page_without_controls_still_lands_on_the_next_pages_fir
     control of its own put it on the page widget, which has no name to say."""
     from PySide6.QtTest import QTest
 
-    window.open_session(str(SESSION))
-    tabs = window.bottom_tabs
-    window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
-    window.results.view.setFocus()
-    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.results.view, timeout=2000)
+    tabs = _focused_on_the_trials(window, qtbot)
     for key in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab):
         for _ in range(2 * tabs.count()):  # twice round: the second time every page is built
             modifiers = Qt.KeyboardModifier.ControlModifier | (
