@@ -85,7 +85,7 @@ def test_exported_script_runs_the_type_checked_module_code(tmp_path: Path) -> No
     """The CuPy script's body is the module's source, and it resets buffers through the template's policy."""
     from workbench.core.io.export import _script_parts
 
-    imports, body = _script_parts()
+    imports, _annotations, body = _script_parts()
     source = Path(cupy_script.__file__).read_text()
     assert body in source and imports.strip() in source
     tree = ast.parse(body)

@@ -423,24 +423,3 @@ def test_ctrl_tab_past_a_page_without_controls_still_lands_on_the_next_pages_fir
                 assert page.isAncestorOf(focus) and focus.focusPolicy() & Qt.FocusPolicy.TabFocus, (name, focus)
             else:
                 assert focus is tabs.tabBar(), (name, focus)
-
-
-def test_tab_from_the_tab_row_enters_a_page_built_as_it_opened(window, qtbot):
-    """A page built when first shown went to the end of the window's Tab order: Tab from the tab
-    row skipped it (to the source view) and reached its controls last, after the tool bars."""
-    from PySide6.QtTest import QTest
-
-    window.open_session(str(SESSION))
-    tabs = window.bottom_tabs
-    window.activateWindow()
-    qtbot.waitUntil(window.isActiveWindow, timeout=2000)
-    for key in ("compare", "importance", "portability"):
-        assert not window.pages.is_built(key)
-        tabs.setCurrentWidget(window.pages.page(key))
-        page = tabs.currentWidget()
-        first = _first_control(page)
-        assert first is not None, key
-        tabs.tabBar().setFocus()
-        qtbot.waitUntil(lambda: QApplication.focusWidget() is tabs.tabBar(), timeout=2000)
-        QTest.keyClick(tabs.tabBar(), Qt.Key.Key_Tab)
-        assert QApplication.focusWidget() is first, (key, QApplication.focusWidget())

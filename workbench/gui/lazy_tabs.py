@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Callable, TypeVar
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QTabWidget, QWidget
 
 Page = TypeVar("Page", bound=QWidget)
@@ -78,27 +78,5 @@ class LazyTabs(QObject):
         finally:
             tabs.blockSignals(blocked)
         placeholder.deleteLater()
-        # a new widget goes to the end of the window's Tab order: Tab from the tab row skipped the
-        # page (to the view beside the tabs) and reached its controls last, after the tool bars'
-        # turn came round again; the page's chain is moved to follow the tab row, as a page built
-        # with the window does
-        _follow(tabs.tabBar(), page)
         self._pages[key] = page
         self.on_built(key, page)
-
-
-def _follow(first: QWidget, page: QWidget) -> None:
-    """Put ``page``'s widgets that take the focus, in their own Tab order, right after ``first`` in
-    the window's (Qt's ``setTabOrder`` ignores a widget that takes none)."""
-    chain: list[QWidget] = []
-    widget = page.nextInFocusChain()  # (a page built after the window: its widgets follow it in the chain)
-    for _ in range(100_000):
-        if widget is None or not page.isAncestorOf(widget):
-            break
-        if widget.focusPolicy() != Qt.FocusPolicy.NoFocus:
-            chain.append(widget)
-        widget = widget.nextInFocusChain()
-    before = first
-    for widget in chain:
-        QWidget.setTabOrder(before, widget)
-        before = widget
