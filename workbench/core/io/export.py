@@ -1120,33 +1120,34 @@ def _cupy(plan: ExportPlan) -> str:
     imports, annotations, body = _script_parts()
     doc = "\n".join(line[3:] if line.startswith("// ") else line for line in _preamble(plan)
                     + _choice_comments(plan, choice))
+    constants = {
+        "KERNEL": repr(plan.kernel),
+        "KERNEL_DIRS": repr(list(plan.kernel_dirs)),
+        "TEMPLATE_HASH": repr(template.source_hash()),
+        "PROBLEM": repr(dict(problem)),
+        "SEED": repr(plan.seed),
+        "CONFIG": repr(config.to_dict()),
+        "CONFIG_ID": repr(config.id),
+        "ENTRY": repr(template.entry),
+        "GRID": repr(tuple(geometry["grid"])),
+        "BLOCK": repr(tuple(geometry["block"])),
+        "SMEM": repr(geometry["dynamic_smem_bytes"]),
+        "OPTIONS": repr(tuple(template.compile_options)),
+        "REPEATS": "50",
+        "RECORDED_LATENCY_MS": repr(latency if math.isfinite(latency) else None),
+        "RECORDED_DEVICE": repr(recorded_device),
+        "SOURCE": _py_text(template.render(config, problem, line_directive=False)),
+    }
     lines = [
         *_CUPY_INTRO,
         doc.replace("\\", "\\\\").replace('"""', "'''"),
         '"""',
         "",
         imports,
-        f"KERNEL = {plan.kernel!r}",
-        f"KERNEL_DIRS = {list(plan.kernel_dirs)!r}",
-        f"TEMPLATE_HASH = {template.source_hash()!r}",
-        f"PROBLEM = {dict(problem)!r}",
-        f"SEED = {plan.seed!r}",
-        f"CONFIG = {config.to_dict()!r}",
-        f"CONFIG_ID = {config.id!r}",
-        f"ENTRY = {template.entry!r}",
-        f"GRID = {tuple(geometry['grid'])!r}",
-        f"BLOCK = {tuple(geometry['block'])!r}",
-        f"SMEM = {geometry['dynamic_smem_bytes']!r}",
-        f"OPTIONS = {tuple(template.compile_options)!r}",
-        "REPEATS = 50",
-        f"RECORDED_LATENCY_MS = {latency if math.isfinite(latency) else None!r}",
-        f"RECORDED_DEVICE = {recorded_device!r}",
-        f"SOURCE = {_py_text(template.render(config, problem, line_directive=False))}",
+        # each with the script module's own annotation: a project's type check of the script
+        # failed on "KERNEL_DIRS = []" (mypy: need type annotation)
+        *(f"{name}: {annotations[name]} = {value}" for name, value in constants.items()),
     ]
-    # each constant with the script's own annotation: a project's type check of the script failed
-    # on "KERNEL_DIRS = []" (mypy: need type annotation)
-    lines = [re.sub(r"^([A-Z_]+) = ", lambda m: f"{m[1]}: {annotations[m[1]]} = " if m[1] in annotations else m[0], line)
-             for line in lines]
     return "\n".join(lines) + "\n" + body
 
 
