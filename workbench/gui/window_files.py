@@ -150,7 +150,7 @@ class WindowFiles(WindowExports):
         changed = changed_template_note(session, self.toolbar.kernel_folders)
         if changed:  # said now, not only when Start is refused (alone: a message of before is another matter)
             self.statusBar().showMessage(changed, 30000)
-        elif session.journal_read is not None and (journaled := _journaled_trials(session.journal_read)):
+        elif session.journal_read is not None:
             # merged as it was read, its settings over the file's (docs/file-format.md): said, since the
             # window showed the merged session as if the file held it, and no "*" told it apart
             from workbench.core.io.session_lock import locked_by_other
@@ -166,7 +166,7 @@ class WindowFiles(WindowExports):
                         "its constraints and weights over the file's); Save writes them into the file"
                         if path.is_file() else
                         f"{path.name}: rebuilt from {journal}, the journal of a run killed before its first save "
-                        f"({counted(journaled, 'trial')}); Save writes {path.name}")
+                        f"({counted(session.journal_trials, 'trial')}); Save writes {path.name}")
             self.statusBar().showMessage(said, 30000)
 
     def _show_loaded(self, session: Session, path: Path | None, then: Callable[[], None] | None = None) -> None:
@@ -609,14 +609,3 @@ def _described(exc: BaseException) -> str:
     """An unexpected exception in one short line: its type and the first line of its message."""
     detail = (str(exc).strip().splitlines() or [""])[0][:200]
     return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
-
-
-def _journaled_trials(journal: Path) -> int:
-    """How many trials a journal holds (its lines after the header), counted without parsing: a
-    journal of a header alone merges nothing, which the window then does not claim."""
-    try:
-        with open(journal, "rb") as handle:
-            lines = sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
-    except OSError:
-        return 0
-    return max(lines - 1, 0)

@@ -138,6 +138,8 @@ class Session:
     #: The journal this session was read with, merged over its file (not stored): None when it was
     #: read from its file alone, or the journal beside it held nothing newer (see ``load_session``).
     journal_read: Path | None = field(default=None, compare=False, repr=False)
+    #: How many trial records that journal held (not stored).
+    journal_trials: int = field(default=0, compare=False, repr=False)
 
     # --- trials --------------------------------------------------------------------------------
     def add(self, trial: Trial) -> None:
@@ -1223,7 +1225,7 @@ def _read_text(path: Path) -> str:
         raise SessionFormatError(f"{path}: not UTF-8 text (is this a session file?)") from None
     # a byte-order mark, which Windows editors put at the start of UTF-8 files, is no part of the
     # text (the JSON parser refused it: "Unexpected UTF-8 BOM (decode using utf-8-sig)")
-    return text[1:] if text.startswith("\ufeff") else text
+    return text.removeprefix("\ufeff")
 
 
 def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, list[Trial]]:
@@ -1331,7 +1333,7 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
             session.trials = saved
         session.trials = _merge_trials(session.trials, journalled, jp)
         _check_trials(session, str(jp))
-        session.journal_read = jp
+        session.journal_read, session.journal_trials = jp, len(journalled)
     session.objective_on_disk[disk_key(p)] = (session.constraints, session.weights)
     return session
 
