@@ -159,9 +159,11 @@ def test_a_python_benchmark_named_at_its_new_place_continues_the_session_copied_
     assert len(data["trials"]) == 3 and data["backend"]["options"]["path"] == str(here.resolve())
     elsewhere = tmp_path / "elsewhere" / "bench.py"  # the same name, other code: another benchmark
     elsewhere.parent.mkdir()
-    elsewhere.write_text(code.replace("1.0 +", "2.0 +"))
+    ran = tmp_path / "its top level ran"
+    elsewhere.write_text(f"open({str(ran)!r}, 'w').close()\n" + code.replace("1.0 +", "2.0 +"))
     refused = cli("tune", str(elsewhere), "--resume", str(out), "--budget", "1", "--quiet")
     assert refused.returncode == 2 and "the kernel's code changed since the session was measured" in refused.stderr
+    assert not ran.exists()  # told from its text: the file of other code was never imported
     assert json.loads(out.read_text())["backend"]["options"]["path"] == str(here.resolve())
 
 

@@ -300,6 +300,14 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
     raise WorkbenchError(str(value) if isinstance(value, str) else f"python benchmark {path} failed to import")
 
 
+def code_identities(data: bytes) -> frozenset[str]:
+    """Every hash a session of the benchmark whose file holds ``data`` may record: its code's
+    (:func:`_code_hash`) and its bytes' (sessions measured before the code was the identity). Read
+    from the text alone, so a file can be told to be another benchmark before it is imported."""
+    byte_hash = hashlib.sha256(data).hexdigest()[:16]
+    return frozenset({_code_hash(data) or byte_hash, byte_hash})
+
+
 def _code_hash(data: bytes) -> str | None:
     """The identity of a benchmark's code: its parsed statements written out as every Python
     version writes them (:func:`pysyntax.stable_dump`), without docstrings, so a comment, a blank

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
+from workbench.backends.python import code_identities
 from workbench.backends.replay import load_recording, reading_now
 from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
@@ -1230,8 +1231,10 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
                 and Path(request.kernel).is_file():
             # the benchmark at another place (a session copied from another machine, a folder
             # renamed): the file named is the code that runs, and it continues the session only
-            # if its code is the session's (the kernel-code check when the run is prepared)
+            # if its code is the session's, told from its text before anything imports it (a file
+            # of other code named by mistake would run its top level once before being refused)
             path, named = Path(request.kernel).resolve(), True
+            _check_relocated_code(session, path)
             options["path"] = str(path)
         missing = _not_a_file(path)
         if missing and not (named or request.trust_session_code):  # naming it there could not work: where is it now?
@@ -1269,6 +1272,21 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     options.pop("delay_s", None)  # a demonstration's pace is the run's choice, not the session's
     options.update(request.backend_options)
     return BackendSpec(kind, backend_options(options))
+
+
+def _check_relocated_code(session: Session, path: Path) -> None:
+    """Refuse a python benchmark named at a new place whose code is not the session's, from the
+    file's text (what :func:`_same_target` would say once the module is imported)."""
+    if not session.source_hash:
+        return
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WorkbenchError(f"cannot read the python benchmark {_shown(path)}: {exc.strerror or exc}") from None
+    if session.source_hash not in code_identities(data):
+        raise WorkbenchError(template=quoted(f"cannot continue the session of {session.kernel!r}: the kernel's code "
+                                             f"changed since the session was measured ({_shown(path)} holds other "
+                                             "code than the session's benchmark)") + "; start {new_session} instead")
 
 
 def _check_reading(session: Session, path: str) -> None:
