@@ -307,6 +307,41 @@ def test_an_automated_window_whose_slot_fails_ends_with_exit_1(tmp_path, monkeyp
     assert sys.excepthook is hook  # put back
     assert len(load_session(tmp_path / "demo.json").trials) == 2  # what it measured is still saved
 
+def test_an_automated_run_without_session_that_fails_midway_keeps_its_trials_for_the_next_start(
+        tmp_path, monkeypatch, capsys):
+    """``gui --run K --quit-when-done`` without SESSION lets its run's trials go at the exit (a
+    demonstration keeps nothing). A run that failed after measuring (a full disk) lost them with
+    them, and its error line did not say so: they stay in the autosave, which the next start offers."""
+    from workbench.core.domain.session import load_session
+    from workbench.gui.app import main
+    from workbench.runner import engine
+    from workbench.runner.autosave import recoverable
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    append = engine._GroupSyncedJournal.append
+    written: list[int] = []
+
+    def fills_the_disk(self, trial):
+        if len(written) == 2:
+            raise WorkbenchError("cannot write the journal: No space left on device")
+        written.append(trial.index)
+        append(self, trial)
+
+    monkeypatch.setattr(engine._GroupSyncedJournal, "append", fills_the_disk)
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 6, "options": {"compile": "estimate"}}
+    assert main(None, dict(run), None, True) == 1
+    err = capsys.readouterr().err
+    assert "error: run failed: cannot write the journal: No space left on device" in err, err
+    kept = recoverable()
+    assert len(kept) == 1 and len(load_session(kept[0]).trials) == 3, kept
+    assert f"note: the 3 trials the run measured are kept in {kept[0]} (the window's autosave)" in err, err
+    monkeypatch.setattr(engine._GroupSyncedJournal, "append", append)
+    for old in kept:
+        old.unlink()
+    assert main(None, dict(run), None, True) == 0  # a run that ends well is let go, as before
+    assert recoverable() == []
+
+
 def test_a_new_session_file_written_by_another_program_during_the_run_is_kept_and_said(tmp_path, monkeypatch, capsys):
     """``gui NEW.json --run``: a ``tune --out NEW.json`` that wrote the file meanwhile saw its
     session moved to a backup without a word; it is kept as NEW.json.bak, and a warning says so."""

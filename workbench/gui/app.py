@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from workbench.core.domain.shipped import shipped_path
-from workbench.core.errors import WorkbenchError, command_name, printable
+from workbench.core.errors import WorkbenchError, command_name, counted, printable
 from workbench.core.fs import current_umask, silence_hung_up_output
 from workbench.core.io.screenshots import seal
 from workbench.core.io.output_files import backups_of
@@ -370,6 +370,15 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         if result is not None and getattr(result, "reason", "") == "error":
             print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
             status["code"] = 1
+            measured = window.model.session.trials if window.model.session is not None else []
+            if quit_when_done and not new_file and window.path is None and measured \
+                    and window.autosave_path is not None:
+                # saved nowhere (no SESSION named): an automated run's trials are let go at the exit,
+                # which for a run that failed midway lost what it had measured without a word
+                window.keep_unsaved_run = True
+                print(f"note: the {counted(len(measured), 'trial')} the run measured {'is' if len(measured) == 1 else 'are'} kept in "
+                      f"{printable(str(window.autosave_path))} (the window's autosave), which the window "
+                      "offers at its next start", file=sys.stderr)
         save_new_file()
         window.refresh()
         window.failures.refresh()

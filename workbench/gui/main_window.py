@@ -127,6 +127,10 @@ class MainWindow(WindowRuns):
         #: Python benchmark files the person agreed to run (named on the command line, or
         #: confirmed in the dialog a continued session brings up).
         self.trusted_code: set[Path] = set()
+        #: An automated window (no one to ask) keeps its unsaved session in the autosave when it
+        #: closes, for the next start to offer, instead of letting it go: set for a run that failed
+        #: after measuring, whose trials are saved nowhere else.
+        self.keep_unsaved_run = False
         self.setWindowTitle("Kernel Tuning Workbench")
         self.resize(1440, 900)
         self._build()
@@ -1006,7 +1010,8 @@ class MainWindow(WindowRuns):
         elif not self._maybe_save():
             event.ignore()
             return
-        elif not self.interactive and self.autosave_path is not None and self._file_lacks_trials():
+        elif not self.interactive and self.autosave_path is not None and (
+                self.keep_unsaved_run and self.model.session is not None or self._file_lacks_trials()):
             # an automated window has no one to ask: a session saved to a file while its run went
             # on in the autosave has trials that file lacks; they stay in the autosave, whole, for
             # the next start to recover, instead of going with it (an automated run that was never
