@@ -183,11 +183,12 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
     capsys.readouterr()
     main(["show", str(out)])
     line = capsys.readouterr().out.splitlines()[-1]
-    assert "6 stopped early as hopeless under the latency limit (limit 0.01 ms), the fastest at least" in line
+    assert "6 stopped early as hopeless under a latency limit, the fastest at least" in line
+    assert ", over the limit in force (0.01 ms); relax it to re-measure them" in line
     # no command named: as written it would measure nothing under this limit
     assert line.endswith("; relax it to re-measure them") and "tune --remeasure-aborted" not in line
     assert main(["export", str(out), "--format", "json", "--out", str(tmp_path / "e.json")]) == 2
-    assert "stopped early as hopeless under the latency limit" in capsys.readouterr().err
+    assert "stopped early as hopeless under a latency limit" in capsys.readouterr().err
     ranking = rank(session.trials, session.constraints, session.weights)
     assert ranking.aborted_count() == 6 and "stopped early" in ranking.why_none()
     # the limit relaxed since: re-measuring is what is left, not relaxing it again
@@ -202,6 +203,44 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
     assert (f"6 stopped early as hopeless under an earlier latency limit; 2 of them may meet the limit in force "
             f"({limit:g} ms): re-measure them (tune --remeasure-aborted); the other 4 are at least {bounds[2]:.4g} ms"
             ) in partly.why_none()
+
+
+def test_aborted_candidates_whose_kept_figures_miss_another_limit_are_not_re_measured(tmp_path: Path, capsys) -> None:
+    """Re-measuring looked at the latency limit alone: a candidate stopped early whose kept
+    registers already miss the register limit was counted, offered and measured again (a GPU's
+    time for a config that cannot be feasible), and the notes said to relax the latency limit
+    for it. After a relaxed limit the note also claimed the candidates were stopped under it."""
+    from workbench.core.domain.objective import Bound, Constraints, rank
+    from workbench.runner.controller import RunRequest, nothing_to_remeasure
+
+    out = tmp_path / "s.json"
+    assert main(["tune", "sgemm", "--backend", "sim", "--resources", "estimated", "--budget", "6",
+                 "--max-latency-ms", "0.01", "--out", str(out), "--quiet"]) == 0
+    session = load_session(out)
+    registers = sorted(t.metric("registers") for t in session.trials)
+    assert len(set(registers)) > 2, registers
+    cut = float(registers[-1] - 1)  # the kept figures of some (the last) miss it
+    missing = sum(r > cut for r in registers)
+    limit = Bound("registers", "<=", cut)
+    relaxed = Constraints(max_latency_ms=100.0, extra=(limit,))
+    note = rank(session.trials, relaxed, session.weights).aborted_note()
+    assert note == (f"6 stopped early as hopeless under an earlier latency limit; {6 - missing} of them may meet the "
+                    f"limit in force (100 ms): re-measure them (tune --remeasure-aborted); the other {missing} "
+                    f"already miss{'es' if missing == 1 else ''} {limit.shown}, which measuring again cannot change"), note
+    every = Constraints(max_latency_ms=100.0, extra=(Bound("registers", "<=", registers[0] - 1),))
+    assert rank(session.trials, every, session.weights).aborted_note().endswith(
+        f"; all 6 already miss registers <= {shown_int(registers[0] - 1)}, which measuring again cannot change")
+    said = nothing_to_remeasure(session, RunRequest(constraints=every))
+    assert said == (f"nothing to re-measure: 6 candidates stopped early, 6 already miss registers <= "
+                    f"{shown_int(registers[0] - 1)}, which measuring again cannot change"), said
+    capsys.readouterr()
+    assert main(["tune", "--remeasure-aborted", "--out", str(out), "--max-latency-ms", "100",
+                 "--constraint", limit.label, "--quiet"]) == 0
+    assert len(load_session(out).trials) == 6 + 6 - missing  # those that can meet every limit, no more
+
+
+def shown_int(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 def test_candidates_measured_again_since_are_not_offered_for_re_measuring_again(tmp_path: Path) -> None:
@@ -313,4 +352,4 @@ def test_the_way_back_to_aborted_candidates_is_a_command_that_works_as_written(t
     session = load_session(mixed)
     assert any(t.ok for t in session.trials) and any(t.status is Status.ABORTED for t in session.trials)
     assert not any(t.ok and t.metric("latency_ms") <= 3 for t in session.trials)  # nothing feasible
-    assert "stopped early as hopeless under the latency limit" in finished.stdout, finished.stdout
+    assert "stopped early as hopeless under a latency limit" in finished.stdout, finished.stdout

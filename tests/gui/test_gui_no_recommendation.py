@@ -229,10 +229,10 @@ def test_candidates_stopped_under_the_latency_limit_are_not_shown_as_failures(wi
     assert len(chart.failed) == 0 and len(chart.infeasible) == 6
     # six grey dots at 0 said nothing of why: the score chart says it as the other charts do
     said = chart.no_data.textItem.toPlainText()
-    assert chart.no_data.isVisible() and "6 stopped early as hopeless under the latency limit" in said
+    assert chart.no_data.isVisible() and "6 stopped early as hopeless under a latency limit" in said
     assert "Re-measure aborted button" in said and "tune --remeasure-aborted" not in said
     text = window.best_card.text()
-    assert "stopped early as hopeless under the latency limit" in text and "failure log" not in text
+    assert "stopped early as hopeless under a latency limit" in text and "failure log" not in text
     assert text.startswith("<b>No successful trial</b> among 6: ")  # said once, not "... : no successful trials"
     assert "Re-measure aborted button" in text and "tune --remeasure-aborted" not in text  # the window's way
     # the charts say why they are empty, and the latency slider reaches the trials' lower bounds:

@@ -27,7 +27,7 @@ from workbench.backends.replay import load_recording, reading_now
 from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.metrics import check_metrics, idle_directions
-from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints
+from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints, settled_misses
 from workbench.core.domain.records import StrategyInfo, backend_options
 from workbench.core.io.output_files import (
     backup_path,
@@ -978,7 +978,7 @@ def nothing_to_remeasure(session: Session, request: RunRequest = RunRequest()) -
         return replayed
     objective = Objective(request.constraints or session.constraints, request.weights or session.weights)
     return (None if remeasurable(session, objective.worth_remeasuring)
-            else _nothing_to_remeasure(session, objective.constraints.max_latency_ms))
+            else _nothing_to_remeasure(session, objective.constraints))
 
 
 def _replay_cannot_remeasure(session: Session) -> str | None:
@@ -992,10 +992,12 @@ def _replay_cannot_remeasure(session: Session) -> str | None:
             "aborted candidate stopped at; re-measure them in the session that recorded them")
 
 
-def _nothing_to_remeasure(session: Session, limit: float | None) -> str:
+def _nothing_to_remeasure(session: Session, constraints: Constraints) -> str:
     """Why nothing is re-measured, by the rule :func:`remeasurable` follows: per size, a config
-    stopped early whose latest trial there stopped early too, with its bound within ``limit`` (the
-    latency limit in force). Counts are of configs (a config stopped early twice is one)."""
+    stopped early whose latest trial there stopped early too, with its bound within the latency
+    limit in force and no kept figure missing another limit (:func:`settled_misses`). Counts are of
+    configs (a config stopped early twice is one)."""
+    limit = constraints.max_latency_ms
     latest: dict[tuple[str, str], Trial] = {}
     stopped: set[tuple[str, str]] = set()
     for t in session.trials:
@@ -1007,13 +1009,21 @@ def _nothing_to_remeasure(session: Session, limit: float | None) -> str:
         return "nothing to re-measure: no aborted trials"
     full = sum(latest[key].ok for key in stopped)
     failed = sum(latest[key].status is not Status.ABORTED and not latest[key].ok for key in stopped)
-    left = len(stopped) - full - failed
+    missed: dict[str, None] = {}  # the other limits the stopped ones' kept figures miss, in order
+    settled = 0
+    for key in stopped:
+        if latest[key].status is Status.ABORTED and (misses := settled_misses(latest[key], constraints)):
+            settled += 1
+            missed.update((bound.shown, None) for bound in misses)
+    left = len(stopped) - full - failed - settled
     in_force = f" ({limit:g} ms)" if limit is not None else ""
     head = f"nothing to re-measure: {len(stopped)} candidate{'s' if len(stopped) != 1 else ''} stopped early"
-    if not full and not failed:
+    if not full and not failed and not settled:
         return f"{head}, none below the latency limit in force{in_force}; relax it to re-measure them"
     parts = [f"{full} of them measured again in full since"] if full else []
     parts += [f"{failed} measured again since and failed"] if failed else []
+    parts += [f"{settled} already miss{'es' if settled == 1 else ''} {' and '.join(missed)}, which measuring "
+              "again cannot change"] if settled else []
     parts += [f"the other {left} still over the latency limit in force{in_force}"] if left else []
     return f"{head}, " + ", ".join(parts)
 
@@ -1052,7 +1062,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         groups = remeasurable(session, objective.worth_remeasuring)
         if not groups:
             lock.release()
-            return None, _nothing_to_remeasure(session, objective.constraints.max_latency_ms)
+            return None, _nothing_to_remeasure(session, objective.constraints)
         spec = _spec_for_continue(request, session)
         _check_continues(spec, session, [problem for problem, _configs in groups])
         session.constraints, session.weights = objective.constraints, objective.weights

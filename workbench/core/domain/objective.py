@@ -186,6 +186,20 @@ def violated_bounds(trial: Trial, constraints: "Constraints") -> list[tuple[Boun
     return [(bound, value) for bound in constraints.bounds() if not bound.check(value := trial.metric(bound.metric))]
 
 
+#: Where an aborted candidate keeps the latency it was seen to exceed.
+LATENCY_BOUND = "latency_bound_ms"
+
+
+def settled_misses(trial: Trial, constraints: "Constraints") -> list[Bound]:
+    """The bounds, other than latency's, that the figures an aborted ``trial`` kept already miss
+    (its registers, shared memory: counted before its timing was stopped). Measuring its latency
+    again cannot make it feasible, so re-measuring leaves it out; a figure it did not keep may
+    still meet its bound."""
+    return [bound for bound in constraints.bounds()
+            if bound.metric not in (LATENCY, LATENCY_BOUND)
+            and math.isfinite(value := trial.metric(bound.metric)) and not bound.check(value)]
+
+
 def violations(trial: Trial, constraints: "Constraints") -> list[str]:
     """What keeps a successful ``trial`` out of the feasible set, one phrase per violated bound
     (``registers 22 > 20``, ``quality not reported``): the window's table and card and ``show``
@@ -837,23 +851,50 @@ class Ranking:
             return f"{total} stopped early as hopeless under a latency limit, all measured again since"
         since = f" ({done} of them measured again since)" if done else ""
         aborted = len(pending)
+        # the figures a stopped candidate kept (registers, shared memory) may miss another limit
+        # already: measuring its timing again cannot make it feasible (Objective.worth_remeasuring)
+        settled = np.zeros(aborted, dtype=bool)
+        missed: list[str] = []
+        for bound in self.constraints.bounds():
+            if bound.metric in (LATENCY, LATENCY_BOUND):
+                continue
+            values = self.table.column(bound.metric)[pending]
+            misses = np.isfinite(values) & ~bound.satisfied(values)
+            if misses.any():
+                settled |= misses
+                missed.append(bound.shown)
+        n_settled = int(settled.sum())
+        miss = f"miss{'es' if n_settled == 1 else ''} {' and '.join(missed)}, which measuring again cannot change"
         bounds = self.table.column("latency_bound_ms")[pending]
-        known = bounds[np.isfinite(bounds)]
-        fastest = float(known.min()) if known.size else None
+        open_ = ~settled
         limit = self.constraints.max_latency_ms
-        worth = aborted if limit is None else int(np.count_nonzero(~np.isfinite(bounds) | (bounds <= limit)))
+        under = ~np.isfinite(bounds) | (bounds <= limit) if limit is not None else np.ones(aborted, dtype=bool)
+        worth = int(np.count_nonzero(under & open_))
+        over = bounds[open_ & ~under]
         if not worth:
-            seen = f", the fastest at least {fastest:.4g} ms" if fastest is not None else ""
+            if not over.size:  # every one misses another limit: no latency limit stands in the way
+                return (f"{total} stopped early as hopeless under a latency limit{since}; "
+                        f"{'it' if aborted == 1 else f'all {aborted}' if not done else f'the other {aborted}'} "
+                        f"{'already ' + miss}")
+            seen = f", the fastest at least {float(over.min()):.4g} ms" if np.isfinite(over).any() else ""
             way = f"relax it, then re-measure them ({how})" if waits_for_relaxing else "relax it to re-measure them"
-            return f"{total} stopped early as hopeless under the latency limit (limit {limit:g} ms){since}{seen}; {way}"
+            settled_too = f"; {n_settled} of them already {miss}" if n_settled else ""
+            # (stopped under the limit in force, or under an earlier one: a trial keeps only its bound)
+            return (f"{total} stopped early as hopeless under a latency limit{since}{seen}, over the limit in force "
+                    f"({limit:g} ms){settled_too}; {way}")
         if worth == aborted:  # relaxed since (or no limit now): measuring is what is left
             what = "re-measure them" if not done else f"re-measure the other {aborted}"
             return f"{total} stopped early as hopeless under an earlier latency limit{since}; {what} ({how})"
-        over = bounds[np.isfinite(bounds) & (bounds > limit)]
+        left = aborted - worth
+        slow = f"at least {float(over.min()):.4g} ms" if over.size else ""
+        if over.size and n_settled:
+            rest = f"of the other {left}, {over.size} {'is' if over.size == 1 else 'are'} {slow} and {n_settled} already {miss}"
+        else:
+            rest = f"the other {left} {'is' if left == 1 else 'are'} {slow}" if over.size else f"the other {left} already {miss}"
+        in_force = f" ({limit:g} ms)" if limit is not None else ""
         return (f"{total} stopped early as hopeless under an earlier latency limit{since}; {worth} of "
-                f"{'them' if not done else f'the other {aborted}'} may meet the limit in force ({limit:g} ms): "
-                f"re-measure them ({how}); the other {aborted - worth} {'is' if aborted - worth == 1 else 'are'} at "
-                f"least {float(over.min()):.4g} ms")
+                f"{'them' if not done else f'the other {aborted}'} may meet the limit in force{in_force}: "
+                f"re-measure them ({how}); {rest}")
 
     def _weighted_names(self) -> str:
         return ", ".join(self.weights) or LATENCY

@@ -34,7 +34,7 @@ import numpy as np
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Status, Trial
 from workbench.core.domain.metrics import METRICS, known_direction
-from workbench.core.domain.objective import Bound, Constraints, Weights
+from workbench.core.domain.objective import LATENCY_BOUND, Bound, Constraints, Weights, settled_misses
 from workbench.core.domain.pareto import pareto_ranks
 
 #: Cost of an infeasible trial that misses its bounds by nothing measurable; every feasible cost
@@ -54,8 +54,6 @@ _LOG_FEASIBLE_MAX = math.log(1e49)
 #: its kind, so a run in which no trial reports a weighted metric still searches by the others.
 _LOG_PARTIAL_CENTRE = math.log(1e74)
 _LOG_PARTIAL_HALF = math.log(1e24)
-#: Where an aborted candidate keeps the latency it was seen to exceed.
-LATENCY_BOUND = "latency_bound_ms"
 #: How much a bound on a metric the trial did not report counts as violated (relative units).
 MISSING_VIOLATION = 1.0
 
@@ -212,8 +210,9 @@ class Objective:
         return min(limits) if limits else None
 
     def worth_remeasuring(self, trial: Trial) -> bool:
-        """An aborted trial whose latency bound no longer rules it out under this objective."""
-        if trial.status is not Status.ABORTED:
+        """An aborted trial whose latency bound no longer rules it out under this objective, and
+        whose kept figures miss none of its other bounds (:func:`settled_misses`)."""
+        if trial.status is not Status.ABORTED or settled_misses(trial, self.constraints):
             return False
         limit = self.max_latency_ms
         bound = trial.metric(LATENCY_BOUND)
