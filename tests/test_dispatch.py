@@ -8,6 +8,7 @@ Python variant, generated from the same plan, must pick the same config everywhe
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 import json
 import math
@@ -155,6 +156,26 @@ def test_a_dispatch_of_estimated_figures_says_they_may_move() -> None:
     # ...at 5% 32 is 5.26% slower than 64 there, still three; at 6% it is within, two again
     assert len(plan_dispatch([sweep_recording(changed)], tolerance=0.05).configs) == 3
     assert len(plan_dispatch([sweep_recording(changed)], tolerance=0.06).configs) == 2
+
+
+def test_a_config_its_restrictions_rule_out_at_sizes_of_its_range_is_said() -> None:
+    """The ranges were drawn from the measured sizes alone: a config valid at the sizes measured
+    (``n % block == 0`` at 1000 and 4000 with block 8) was returned for the sizes between and
+    around them where the template's restriction rules it out, and the header said nothing."""
+    slots = [Slot("block", (8, 16, 64), "launch"), Slot("mode", ("fast", "safe"), "compute")]
+    space = SearchSpace(slots, ["n % block == 0"], {"n": 1000})
+    session = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"}, problem={"n": 1000})
+    for index, (n, mode, latency) in enumerate([(1000, "fast", 1.0), (4000, "fast", 2.0), (4000, "safe", 2.5)]):
+        config = space.config({"block": 8, "mode": mode})
+        session.add(Trial(index, config, Measurement(Status.OK, {"latency_ms": latency}), problem={"n": n}))
+    plan = plan_dispatch([session], tolerance=0.05)
+    said = [note for note in plan.notes if note.startswith("config 0 is not valid at every size its range serves")]
+    assert len(said) == 1 and "restriction 'n % block == 0' rules it out at n = 500, 501, 502, 503, 505, 506" in said[0]
+    assert "the dispatch returns it there all the same" in said[0] and "// note: config 0 is not valid" in dispatch_c(plan)
+    # a restriction that holds at every size of the range, and one that does not read the size: no note
+    for rule in ("n >= block", "block <= 64"):
+        other = dataclasses.replace(session, space=SearchSpace(slots, [rule], {"n": 1000}))
+        assert not [n for n in plan_dispatch([other], tolerance=0.05).notes if "is not valid" in n], rule
 
 
 def test_the_dispatch_says_which_objective_picked_its_configs(tmp_path: Path) -> None:

@@ -324,6 +324,7 @@ def plan_dispatch(
                       else f"tune --out {shlex.quote(str(label))} --resume finishes it, then export again")
             notes.append(f"{label}: the sweep is unfinished, {progress.text()}; these ranges rest on the sizes "
                          f"measured ({finish})")
+    notes += _refused_sizes(first.space, fixed, name, integer, ranges, [configs[c] for c in picked])
     if method == "greedy":
         notes.append(f"the exact set cover took over {node_limit} search nodes; this greedy cover uses at most "
                      f"H({len(sizes)}) = {_harmonic(len(sizes)):.2f} times the fewest configs")
@@ -332,6 +333,78 @@ def plan_dispatch(
         tolerance=tolerance, method=method, fixed=fixed, devices=devices, sessions=labels,
         provenance=export.provenance, export=export, notes=notes, left_out=len(left_out),
     )
+
+
+#: Sizes of a range checked one by one when it holds at most this many integers; a wider range is
+#: checked at its ends, around each measured size and at a spread of sizes between.
+ALL_SIZES_CHECKED = 512
+
+
+def _probe_sizes(lower: float | int | None, upper: float | int | None, measured: Sequence[float | int],
+                 integer: bool) -> list[float | int]:
+    """Sizes of one range (``lower <= size < upper``; None: unbounded) to check a config's
+    restrictions at: every one of a narrow integer range; else its ends, the neighbours of each
+    measured size in it (a divisibility rule fails next to a size it holds at) and a geometric
+    spread, each with its successor. An unbounded end stops at half the smallest (twice the
+    largest) measured size, and at 1 for positive sizes: where the guess of the nearest range is
+    made."""
+    low = lower if lower is not None else (min(measured) / 2 if min(measured) > 0 else min(measured) - 1)
+    high = upper if upper is not None else (max(measured) * 2 if max(measured) > 0 else max(measured) + 1)
+    if integer:
+        a, b = max(math.ceil(low), 1 if min(measured) >= 1 else math.ceil(low)), math.ceil(high) - 1
+        if b < a:
+            return []
+        if b - a < ALL_SIZES_CHECKED:
+            return list(range(a, b + 1))
+        picked = set(range(a, a + 16)) | set(range(b - 15, b + 1))
+        for m in measured:
+            picked |= {int(m) + d for d in range(-3, 4)}
+        if a > 0:
+            picked |= {v + d for v in (round(a * (b / a) ** (k / 127)) for k in range(128)) for d in (0, 1)}
+        else:
+            picked |= {v + d for v in (round(a + (b - a) * k / 127) for k in range(128)) for d in (0, 1)}
+        return sorted(v for v in picked if a <= v <= b)
+    points = {*(m for m in measured if low <= m < high), low, *(low + (high - low) * k / 64 for k in range(64))}
+    return sorted(v for v in points if low <= v < high and math.isfinite(v))
+
+
+def _refused_sizes(space: Any, fixed: dict[str, Any], name: str, integer: bool, ranges: Sequence[Range],
+                   configs: Sequence[Config]) -> list[str]:
+    """Notes for each range whose config the template's restrictions rule out at some size the
+    range serves (``cols % vector_width == 0`` between two measured sizes that hold it): the
+    dispatch returns that config there all the same, and the kernel built with it computes wrong
+    results or fails. The sizes are checked as :func:`_probe_sizes` picks them."""
+    if space is None or getattr(space, "is_explicit", True):
+        return []
+    measured = [f.size for r in ranges for f in r.sizes]
+    spaces: dict[float | int, Any] = {}
+    notes = []
+    for index, r in enumerate(ranges):
+        lower = ranges[index - 1].upper if index > 0 else None
+        config = configs[r.config]
+        refused: list[tuple[float | int, str]] = []
+        probes = _probe_sizes(lower, r.upper, measured, integer)
+        for size in probes:
+            if size not in spaces:
+                try:
+                    spaces[size] = space.with_params({**fixed, name: size})
+                except WorkbenchError:  # a size no problem parameter can be (past 64 bits): never called with
+                    spaces[size] = None
+            if spaces[size] is None:
+                continue
+            why = spaces[size].violated(config)
+            if why is not None:
+                refused.append((size, why))
+        if refused:
+            shown = ", ".join(_number_text(size, integer) for size, _why in refused[:6])
+            more = f" and {len(refused) - 6} more" if len(refused) > 6 else ""
+            rules = list(dict.fromkeys(why for _size, why in refused))
+            notes.append(f"config {r.config} is not valid at every size its range serves: the template's "
+                         f"restriction{'s' if len(rules) > 1 else ''} {' and '.join(repr(rule) for rule in rules)} "
+                         f"rule{'' if len(rules) > 1 else 's'} it out at {name} = {shown}{more} "
+                         f"(of {len(probes)} sizes checked in that range); the dispatch returns it there all the same, "
+                         "so check a size against the restrictions before launching, or tune that size too")
+    return notes
 
 
 def _harmonic(k: int) -> float:
