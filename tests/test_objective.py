@@ -109,6 +109,10 @@ def test_constraints_bounds_and_round_trip() -> None:
         (Constraints(extra=("registers <= -1",)), "cannot be negative"),
         # a share of a whole, as quality is: a bound above 1 was accepted and made nothing feasible
         (Constraints(extra=("occupancy >= 1.5",)), r"^constraint occupancy >= 1.5: occupancy is a share, at most 1, "),
+        # a percentile of the kernel time at 0, as the median's (the named max latency) is refused
+        (Constraints(extra=("latency_p80_ms <= 0",)), r"^constraint latency_p80_ms <= 0: latency_p80_ms is a kernel "
+                                                     "time, which is positive, so it cannot hold"),
+        (Constraints(extra=("latency_ms <= 0",)), "is a kernel time"),
     ],
 )
 def test_impossible_constraints(constraints: Constraints, fragment: str) -> None:

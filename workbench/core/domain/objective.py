@@ -322,6 +322,10 @@ class Constraints:
                 # share); a metric it does not know may be negative (an error in dB, a margin)
                 if bound.metric in METRICS and bound.value < 0:
                     raise WorkbenchError(f"constraint {bound.label}: {bound.metric} cannot be negative")
+                if bound.metric in METRICS and METRICS[bound.metric].unit == "ms" and bound.value <= 0:
+                    # as the named max latency: a kernel time (its median, a percentile) is positive
+                    raise WorkbenchError(f"constraint {bound.label}: {bound.metric} is a kernel time, which is "
+                                         "positive, so it cannot hold")
                 if bound.metric not in high or bound.value < high[bound.metric].value:
                     high[bound.metric] = bound
             else:
