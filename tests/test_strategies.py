@@ -640,3 +640,29 @@ def test_the_hint_names_the_options_the_conflict_gives_not_those_its_message_men
         Worded.validate_options({"tournament": 50})
     conflict = genetic.options_conflict({**genetic.validate_options({}), "population": 4, "elite": 5})
     assert conflict == OptionsConflict("elite=5 cannot exceed population=4", ("elite", "population"))
+
+
+@pytest.mark.parametrize("name", sorted(set(STRATEGIES) - {"grid"}))
+def test_a_space_whose_valid_configs_cannot_be_counted_in_time_is_still_searched(name, monkeypatch) -> None:
+    """Slots of many values linked by one restriction cannot be counted within the counter's
+    checks: the strategies' test of an exhausted space counted it, and a run ended after its first
+    evaluation with the counter's error. The product of the domains bounds the count instead."""
+    from workbench.core.domain import space_count
+    from workbench.core.errors import SpaceError
+
+    monkeypatch.setattr(space_count, "MAX_COUNT_CHECKS", 1_000)  # (the counter's limit, reached at once)
+    monkeypatch.setattr(space_count, "VECTOR_MAX_POINTS", 0)  # (its checks are what a larger space counts by)
+    values = tuple(range(600))  # (1,800 values in all: within what the agents fit)
+    space = SearchSpace([Slot("a", values, "memory"), Slot("b", values, "memory"), Slot("c", values, "compute")],
+                        ["a + b + c < 900"])
+    with pytest.raises(SpaceError, match="counting the valid configs needs more than 1,000 checks"):
+        space.count()
+    strategy = create_strategy(name, space, seed=0)
+    seen: list[Config] = []
+    for _round in range(3):
+        configs = strategy.ask(4)
+        assert configs and all(space.is_valid(c) for c in configs)
+        seen += configs
+        strategy.tell([Trial(len(seen) - len(configs) + k, c, Measurement(Status.OK, {"latency_ms": 1.0 + k}))
+                       for k, c in enumerate(configs)])
+    assert len({c.id for c in seen}) == len(seen)

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.domain.measurement import Trial
+from workbench.core.errors import SpaceError
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace
 from workbench.core.domain.space_sampling import RecordedSampler, TakenIds
 from workbench.search.base import Strategy
@@ -167,8 +168,15 @@ class IndexedStrategy(Strategy):
         return self._taken
 
     def space_count(self) -> int:
+        """How many valid configs the space holds; for one whose restrictions cannot be counted in
+        time (slots of thousands of values linked by one restriction), the product of its domains,
+        an upper bound: such a space is far from exhausted, and proposals end there when no fresh
+        valid config is found. (The count raised, and the run ended after its first evaluation.)"""
         if self._count is None:
-            self._count = int(self.space.count())
+            try:
+                self._count = int(self.space.count())
+            except SpaceError:
+                self._count = int(self.space.cartesian_size)
         return self._count
 
     def exhausted(self) -> bool:
