@@ -560,6 +560,13 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
     assert not report.ok and errors and all(d.line == 12 for d in errors)
     log = 'saxpy.cu(4): warning #177-D: variable "q" was declared but never referenced\nother.h(2): error: x\n'
     assert [(d.line, d.severity) for d in parse_compiler_log(log, "saxpy.cu")] == [(4, "warning"), (0, "error")]
+    # a header's error is said at its own file and line, not at a "line 0" of the source
+    assert [str(d) for d in parse_compiler_log(log, "saxpy.cu")][1] == "other.h, line 2: error: x"
+    # the entry the spec names is no kernel of the module (a C++ name): said once, at its definition
+    mangled = check_draft(SPEC, SOURCE.replace('extern "C" ', ""))
+    (entry,) = [d for d in mangled.diagnostics if d.severity == "error"]
+    defined = next(n for n, line in enumerate(SOURCE.splitlines(), 1) if "saxpy(" in line)
+    assert str(entry).startswith(f"line {defined}: error: entry 'saxpy' is not a kernel of the compiled module"), entry
     none_valid = dict(SPEC, restrictions=["block_size > 4096"])  # said as leaving nothing, not only the default
     first = check_draft(none_valid, SOURCE).diagnostics[0]
     assert first.field == "restrictions[0]" and "holds for no combination of the slots' values" in first.message
@@ -697,6 +704,7 @@ def test_the_editors_check_warns_of_blocks_over_a_fixed_launch_bound_and_not_of_
     warned = [d for d in fixed.diagnostics if "__launch_bounds__ allows 256" in d.message]
     assert fixed.ok and len(warned) == 1 and warned[0].severity == "warning"
     assert "launch blocks of 1024 threads" in warned[0].message
+    assert warned[0].line == next(n for n, line in enumerate(SOURCE.splitlines(), 1) if "__launch_bounds__" in line)
     from workbench.core.model import compiler
 
     compiles, original = [], compiler.compile_cuda

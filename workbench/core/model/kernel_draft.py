@@ -10,6 +10,7 @@ the spec (``restrictions[0]``), so the editor can mark it.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import re
@@ -37,11 +38,19 @@ class Diagnostic:
     where: str
     severity: str  # "error" or "warning"
     message: str
-    line: int = 0
+    line: int = 0  # of the .cu (0: none of its lines)
     field: str = ""
+    #: Another file the compiler names (a header the source includes), and its line there.
+    file: str = ""
+    file_line: int = 0
 
     def __str__(self) -> str:
-        place = f"line {self.line}" if self.where == "source" else (self.field or "spec")
+        if self.where != "source":
+            place = self.field or "spec"
+        elif self.file:
+            place = f"{self.file}, line {self.file_line}"
+        else:  # (a problem of the whole source, such as its entry, has no line: "line 0" named none)
+            place = f"line {self.line}" if self.line else "source"
         return f"{place}: {self.severity}: {self.message}"
 
 
@@ -78,11 +87,22 @@ def parse_compiler_log(log: str, source_name: str) -> list[Diagnostic]:
         if not match:
             continue
         severity = "warning" if match.group("severity") == "warning" else "error"
-        in_source = match.group("file").strip().endswith(source_name)
-        found.append(Diagnostic("source", severity, match.group("text").strip(), int(match.group("line")) if in_source else 0))
+        file, line = match.group("file").strip(), int(match.group("line"))
+        if file.endswith(source_name):
+            found.append(Diagnostic("source", severity, match.group("text").strip(), line))
+        else:  # a header the source includes: named with its own line, which is none of the .cu's
+            found.append(Diagnostic("source", severity, match.group("text").strip(), file=Path(file).name,
+                                    file_line=line))
     if not found and log.strip() and "error" in log.lower():
-        found.append(Diagnostic("source", "error", log.strip().splitlines()[0]))
+        first = log.strip().splitlines()[0]
+        found.append(Diagnostic("source", "error", first.removeprefix("error: ")))
     return found
+
+
+def _line_of(source: str, pattern: str) -> int:
+    """The line of ``source`` where ``pattern`` (a regular expression) first matches; 0 for none."""
+    match = re.search(pattern, source)
+    return source.count("\n", 0, match.start()) + 1 if match else 0
 
 
 def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", compile_default: bool = True,
@@ -146,9 +166,14 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     except WorkbenchError as exc:
         return DraftReport((*diagnostics, Diagnostic("source", "warning", f"not compiled: {exc}")), size, valid,
                            default.to_dict(), note="NVRTC unavailable")
-    diagnostics.extend(parse_compiler_log(result.log, f"{name}.cu"))
+    entry_line = _line_of(template.source, rf"\b{re.escape(template.entry)}\s*\(")
+    for found in parse_compiler_log(result.log, f"{name}.cu"):
+        if not found.line and not found.file and f"entry {template.entry!r}" in found.message:
+            # (the entry the spec names is no kernel of the module: where the source defines it)
+            found = dataclasses.replace(found, line=entry_line)
+        diagnostics.append(found)
     if not result.ok and not any(d.severity == "error" for d in diagnostics):
-        diagnostics.append(Diagnostic("source", "error", result.error or "compilation failed"))
+        diagnostics.append(Diagnostic("source", "error", (result.error or "compilation failed").removeprefix("error: ")))
     resources = {}
     if result.ok:
         resources = {"registers": result.registers, "smem_bytes": result.smem_bytes,
@@ -282,7 +307,7 @@ def _launch_bounds_warning(template: KernelTemplate, space: Any, compiled: Any, 
     return Diagnostic("source", "warning",
                       f"configs such as {largest.to_dict()} launch blocks of {threads} threads, and the kernel's "
                       f"__launch_bounds__ allows {their_bound}: every trial of them fails to launch; restrict the "
-                      f"slots, or write the bound from the block slot")
+                      f"slots, or write the bound from the block slot", _line_of(template.source, r"__launch_bounds__"))
 
 
 #: The most the editor's check computes a reference over (float64 bytes of the small problem's
