@@ -483,6 +483,11 @@ def test_check_result_to_dict_is_json() -> None:
     data = json.loads(json.dumps(r.to_dict()))
     assert data["ok"] is False and data["failures"] == [{"config": "abc", "error": "k.cu(3): error: boom"}]
     assert data["registers"] == [8, 9] and data["valid_configs"] == 10
+    # a failed config's slot values, when the check knows them (a failure line named its id alone)
+    known = CheckResult("k", 10, failures=(("abc", "boom"),), failed_values={"abc": {"block": 64, "fast": True}})
+    assert json.loads(json.dumps(known.to_dict()))["failures"] == [
+        {"config": "abc", "values": {"block": 64, "fast": True}, "error": "boom"}]
+    assert "k config abc (block=64, fast=True): boom" in format_check_table([known])
 
 
 def test_check_kernels_reports_progress_per_template_with_counts_and_eta() -> None:

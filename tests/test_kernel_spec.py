@@ -693,6 +693,18 @@ def test_check_kernels_fails_a_config_its_launch_bounds_forbid(tmp_path, cli):
     assert result.returncode == 0 and re.search(r"^saxpy .* ok$", result.stdout, re.M), result.stdout
 
 
+def test_check_kernels_checks_the_largest_block_and_names_a_failed_configs_values(tmp_path, cli):
+    """With its default sample (the default config and 3 drawn ones) check-kernels said ok for a
+    kernel whose fixed __launch_bounds__(256) the space's 1,024-thread blocks exceed, and a failure
+    line named its config by id alone."""
+    (tmp_path / "saxpy.cu").write_text(SOURCE.replace("__launch_bounds__(BLOCK_SIZE)", "__launch_bounds__(256)"))
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC, indent=2))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy", "--quiet")
+    assert result.returncode != 0 and re.search(r"^saxpy .* FAIL$", result.stdout, re.M), result.stdout
+    failed = [line for line in result.stdout.splitlines() if "__launch_bounds__ allows 256" in line]
+    assert failed and re.match(r"saxpy config [0-9a-f]{12} \(block_size=1024, items=\d+\): cannot launch", failed[0]), failed
+
+
 def test_the_editors_check_warns_of_blocks_over_a_fixed_launch_bound_and_not_of_one_that_follows_the_block(
         monkeypatch):
     """The check compiles the default config only, and said ok for a kernel whose fixed

@@ -11,7 +11,7 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable, Iterable, Mapping, TextIO
+from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 import numpy as np
 
@@ -43,6 +43,8 @@ class CheckResult:
     seconds: float = 0.0
     problem: str = ""  # set when the template itself is broken (no default config, render error)
     configs: tuple[str, ...] = field(default=(), repr=False)  # ids checked, default first
+    #: The slot values of each failed config, as a failure line shows them (its id alone told nothing).
+    failed_values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -51,7 +53,10 @@ class CheckResult:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (``check-kernels --json``)."""
         out = asdict(self)
-        out["failures"] = [{"config": config_id, "error": error} for config_id, error in self.failures]
+        out["failures"] = [{"config": config_id, **({"values": dict(self.failed_values[config_id])}
+                                                    if config_id in self.failed_values else {}), "error": error}
+                           for config_id, error in self.failures]
+        out.pop("failed_values")
         for name in ("registers", "smem_bytes", "spill_bytes", "stack_bytes", "configs"):
             out[name] = None if out[name] is None else list(out[name])
         out["ok"] = self.ok
@@ -179,6 +184,9 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         # checked on a sample alone
         configs: list[Config] = ([default, *space.sample(rng, sample, exclude={default.id})] if default is not None
                                  else space.sample(rng, sample + 1))
+        largest = _largest_block(template, problem, space, configs, seed)
+        if largest is not None:
+            configs.append(largest)
         sources = [template.render(c, problem) for c in configs]
     except WorkbenchError as exc:
         return CheckResult(template.name, 0, problem=str(exc))
@@ -188,10 +196,12 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
     )
     good = [r for r in results if r.ok]
     failures: list[tuple[str, str]] = []
+    failed_values: dict[str, dict[str, Any]] = {}
     for config, result in zip(configs, results):
         why = result.error if not result.ok else _unlaunchable(template, problem, config, result)
         if why:
             failures.append((config.id, why))
+            failed_values[config.id] = config.to_dict()
 
     def span(values: list[int]) -> tuple[int, int] | None:
         return (min(values), max(values)) if values else None
@@ -208,7 +218,32 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         cached=sum(r.cached for r in results),
         seconds=time.perf_counter() - started,
         configs=tuple(c.id for c in configs),
+        failed_values=failed_values,
     )
+
+
+#: Valid configs whose blocks are compared to find the largest one :func:`_largest_block` adds.
+LARGEST_BLOCK_POOL = 256
+
+
+def _largest_block(template: KernelTemplate, problem: Mapping[str, Any], space: Any, checked: Sequence[Config],
+                   seed: int) -> Config | None:
+    """The config of most threads per block among a pool of valid ones, when it has more than every
+    config checked already: the block a fixed ``__launch_bounds__`` or a resource limit refuses
+    first, which a small random sample often misses (a space with one block size of 1,024 among six
+    passed with three configs sampled, and a run then met its launch errors). None otherwise."""
+    def threads(config: Config) -> int:
+        try:
+            return math.prod(int(d) for d in template.block(problem, config))
+        except Exception:  # noqa: BLE001 - a block that cannot be computed is the launch check's to say
+            return -1
+
+    pool = space.sample(np.random.default_rng([seed, 1]), LARGEST_BLOCK_POOL)
+    if not pool:
+        return None
+    largest = max(pool, key=threads)
+    most = max((threads(c) for c in checked), default=-1)
+    return largest if threads(largest) > most and largest.id not in {c.id for c in checked} else None
 
 
 def _unlaunchable(template: KernelTemplate, problem: Mapping[str, Any], config: Config, compiled: CompileResult) -> str | None:
@@ -277,7 +312,8 @@ def format_check_table(results: Iterable[CheckResult]) -> str:
         if r.problem:
             lines.append(f"{r.kernel}: {r.problem}")
         for config_id, error in r.failures:
-            lines.append(f"{r.kernel} config {config_id}: {error}")
+            values = ", ".join(f"{name}={value}" for name, value in r.failed_values.get(config_id, {}).items())
+            lines.append(f"{r.kernel} config {config_id}{f' ({values})' if values else ''}: {error}")
     return "\n".join(lines)
 
 
