@@ -1369,3 +1369,30 @@ def test_a_sweep_not_measured_at_its_own_problem_names_how_to_pick_a_size() -> N
     with pytest.raises(WorkbenchError) as refused:
         plan_export([grid])
     assert str(refused.value).endswith("pick one with --at NAME=VALUE (e.g. --at m=1024 --at n=1024)")
+
+
+def test_sessions_exported_together_are_pointed_to_a_size_they_all_measured() -> None:
+    """Two sweeps, on two GPUs: the refusal named a size of the first alone (then refused for the
+    other) and the dispatch (of one GPU's sessions, refused next). A size every session measured
+    is named, and the dispatch only for sessions of one GPU."""
+    space = SearchSpace([Slot("block", (32, 64))])
+
+    def sweep(device: str, sizes: list[int]) -> Session:
+        session = Session(kernel="k", kind="recording", space=space, device={"name": device}, problem={"n": 99})
+        for index, n in enumerate(sizes):
+            session.add(Trial(index, space.config({"block": 32}), Measurement(Status.OK, {"latency_ms": 1.0}),
+                              problem={"n": n}))
+        return session
+
+    one, two = sweep("GPU X", [64, 512, 4096]), sweep("GPU Y", [512, 8192])
+    with pytest.raises(WorkbenchError) as refused:
+        plan_export([one, two])
+    said = str(refused.value)
+    assert said.endswith("the 2 sessions have one size in common: pick it with --at NAME=VALUE (e.g. --at n=512)"), said
+    assert plan_export([one, two], at={"n": 512}).problem == {"n": 512}
+    same_gpu = sweep("GPU X", [512, 4096])
+    with pytest.raises(WorkbenchError, match=r"2 sizes in common: pick one with --at NAME=VALUE \(e.g. --at n=512\), "
+                                             "or export them all with --format dispatch$"):
+        plan_export([one, same_gpu])
+    with pytest.raises(WorkbenchError, match="the 2 sessions share no measured size: an export serves one problem"):
+        plan_export([one, sweep("GPU Y", [100])])

@@ -220,7 +220,7 @@ def plan_export(
     kernels = sorted({s.kernel for s in sessions})
     if len(kernels) > 1:
         raise WorkbenchError(f"the sessions tune different kernels ({', '.join(kernels)}); export them one at a time")
-    picked = [_export_problem(s, label, at) for s, label in zip(sessions, labels)]
+    picked = [_export_problem(s, label, at, sessions) for s, label in zip(sessions, labels)]
     problem = picked[0][0]
     for session, (theirs, _trials), label in zip(sessions[1:], picked[1:], labels[1:]):
         if theirs != problem:
@@ -325,15 +325,32 @@ def unloaded_dirs(options: Any, given: Sequence[str | os.PathLike[str]]) -> list
             and os.path.abspath(d) not in loaded]
 
 
-def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None) -> tuple[dict[str, Any], list[Trial]]:
+def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None,
+                    together: Sequence[Any] = ()) -> tuple[dict[str, Any], list[Trial]]:
     """The problem a header of ``session`` serves and its trials there (:func:`answered_problem`).
     A sweep measured at several sizes but not at its own problem is refused in one line naming
-    how to pick."""
+    how to pick: for one exported with others (``together``, itself among them), a size every one
+    of them measured, since the export serves one problem (a size of this session alone was
+    refused next for another, and a dispatch is of one GPU's sessions)."""
     found = answered_problem(session, label, at)
     if found is not None:
         return found
     measured = problems_of(session)
     names = size_parameters(measured) or list(session.problem)
+    if len(together) > 1:
+        shared = [p for p in measured if all(p in (problems_of(other) or [dict(other.problem)]) for other in together)]
+        devices = {str(other.device.get("name") or "") for other in together}
+        dispatch = ", or export them all with --format dispatch" if len(names) == 1 and len(devices) == 1 else ""
+        if shared:
+            example = " ".join(f"--at {n}={shared[0].get(n)}" for n in names)
+            sizes = "one size" if len(shared) == 1 else f"{len(shared)} sizes"
+            pick = "it" if len(shared) == 1 else "one"
+            raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}; the "
+                                 f"{len(together)} sessions have {sizes} in common: pick {pick} with --at NAME=VALUE "
+                                 f"(e.g. {example}){dispatch}")
+        raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}, and the "
+                             f"{len(together)} sessions share no measured size: an export serves one problem, so "
+                             "export them one at a time with --at NAME=VALUE (show FILE lists each one's sizes)")
     example = " ".join(f"--at {n}={measured[0].get(n)}" for n in names)  # one flag per name, as typed
     # a dispatch picks by one size parameter: a grid over several is refused there, so not offered
     dispatch = ", or export them all with --format dispatch" if len(names) == 1 else ""
