@@ -1057,3 +1057,23 @@ def test_show_json_names_the_size_answered_when_a_sweep_has_measured_one_other_s
     doc = json.loads(cli("show", out, "--json").stdout)
     assert doc["answered"]["n"] == 65536 and doc["best"] is not None
     assert "at n=65536" in cli("show", out).stdout
+
+
+def test_sizes_added_to_a_sweep_later_are_listed_in_order_of_size() -> None:
+    """A size added with --resume --sizes is appended to the plan, and was listed after the largest
+    (``n=1048576 has 10, n=16777216 and n=4096 none``; the window's sizes field ``64,4096,128``)."""
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.sizes import shown_in_order, sweep_progress
+
+    plan = SweepPlan({"n": (1048576,)}, 10).merged({"n": [16777216, 4096]})
+    assert plan.sizes["n"] == (1048576, 16777216, 4096)  # the plan keeps the order they came in
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.space import Config
+
+    session = Session(kernel="k", problem={"n": 1048576}, extra={"sweep": plan.to_dict()})
+    session.add(Trial(0, Config({"x": 1}), Measurement(Status.OK, {"latency_ms": 1.0}), problem={"n": 1048576}))
+    progress = sweep_progress(session)
+    assert progress is not None and progress.text() == (
+        "3 of 3 planned sizes lack evaluations (10 each): n=1048576 has 1, n=4096 and n=16777216 none")
+    assert shown_in_order([64, 4096, 128, 2.5]) == [2.5, 64, 128, 4096]
+    assert shown_in_order(["b", "a"]) == ["b", "a"] and shown_in_order([True, 2]) == [True, 2]

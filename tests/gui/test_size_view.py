@@ -549,3 +549,14 @@ def test_a_size_tick_reads_as_a_person_writes_the_size(size, shown):
     from workbench.gui.size_view import tick_label
 
     assert tick_label(size) == shown
+
+
+def test_a_sweep_whose_sizes_were_added_later_shows_them_in_order_of_size(window, tmp_path):
+    """A size added with --resume --sizes is appended to the plan: the sizes field read
+    ``n=4096,1048576,64`` after 64 was added."""
+    path = _sweep(tmp_path / "s.json", budget=2, sizes={"n": [4096, 1 << 20]})
+    session = load_session(path)
+    session.extra["sweep"]["sizes"]["n"].append(64)
+    save_session(session, path)
+    window.open_session(str(path))
+    assert window.toolbar.sizes.text() == "n=64,4096,1048576"

@@ -737,13 +737,13 @@ class WindowRuns(WindowFiles):
         self._budget_step, self._offered_rest = None, _offered_budget(session, after_run=True)
         if offered is not None:
             run["budget"] = offered  # a sweep's is set below
-        from workbench.core.domain.sizes import sweep_plan
+        from workbench.core.domain.sizes import shown_in_order, sweep_plan
 
         try:  # a sweep shows its sizes and its budget per size; any other session an empty sizes field
             plan = sweep_plan(session)
         except WorkbenchError:
             plan = None
-        run["sizes"] = {k: list(v) for k, v in plan.sizes.items()} if plan is not None else {}
+        run["sizes"] = {k: shown_in_order(v) for k, v in plan.sizes.items()} if plan is not None else {}
         if plan is not None:
             run["budget"] = plan.budget
             # the swept parameters are the sizes field's: the session's own value of one (the

@@ -363,6 +363,21 @@ class SweepProgress:
                 f"{self.plan.budget} evaluations, by {'their' if count != 1 else 'its'} own rule: {shown}{more}")
 
 
+def shown_in_order(values: Sequence[Value]) -> list[Value]:
+    """A swept parameter's values as a person reads them: ascending when they are all numbers (a
+    size added to a sweep later is appended to its plan, and was listed after the largest: ``64,
+    4096, 32768, 128``); as planned otherwise."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+    return sorted(values, key=float) if numbers else list(values)
+
+
+def _reading_order(plan: SweepPlan) -> Callable[[Mapping[str, Any]], tuple[int, ...]]:
+    """A sort key putting sizes in the order :func:`shown_in_order` lists each swept parameter's values."""
+    ranks = {name: {problem_key({name: v}): k for k, v in enumerate(shown_in_order(values))}
+             for name, values in plan.sizes.items()}
+    return lambda problem: tuple(ranks[name].get(problem_key({name: problem.get(name)}), 0) for name in plan.sizes)
+
+
 def sweep_progress(session: Session) -> SweepProgress | None:
     """The session's sweep and the sizes it has not finished (None: not a sweep, or a plan in
     the file that does not read, which opening the file says)."""
@@ -373,7 +388,7 @@ def sweep_progress(session: Session) -> SweepProgress | None:
     if plan is None:
         return None
     groups = trials_by_problem(session)
-    problems = plan.problems(session.problem)
+    problems = sorted(plan.problems(session.problem), key=_reading_order(plan))  # (as they are listed)
     counts = [(p, n, plan.ended_at(p, n)) for p in problems for n in [len(groups.get(problem_key(p), ()))]]
     return SweepProgress(plan, len(problems), tuple((p, n) for p, n, end in counts if n < plan.budget and end is None),
                          tuple((p, n, end) for p, n, end in counts if n < plan.budget and end is not None))
