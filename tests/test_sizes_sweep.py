@@ -1077,3 +1077,21 @@ def test_sizes_added_to_a_sweep_later_are_listed_in_order_of_size() -> None:
         "3 of 3 planned sizes lack evaluations (10 each): n=1048576 has 1, n=4096 and n=16777216 none")
     assert shown_in_order([64, 4096, 128, 2.5]) == [2.5, 64, 128, 4096]
     assert shown_in_order(["b", "a"]) == ["b", "a"] and shown_in_order([True, 2]) == [True, 2]
+
+
+def test_resuming_a_sweep_whose_short_sizes_have_nothing_left_is_refused_and_leaves_the_file(cli, tmp_path) -> None:
+    """A size whose valid configs were all measured below the plan's evaluations ended
+    "exhausted"; --resume ran it again, proposed nothing, warned of the default config at every
+    size and rewrote the file. It is refused in one line, the file left as it was."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "layernorm", "--backend", "sim", "--resources", "estimated", "--strategy", "random",
+               "--sizes", "cols=4,64", "--budget", "20", "--quiet", "--out", out).returncode == 0
+    counts = [len(g) for g in trials_by_problem(load_session(out)).values()]
+    assert counts[0] < 20 == counts[1], counts  # (cols=4 has fewer valid configs than the plan's 20)
+    before = out.read_bytes()
+    refused = cli("tune", "--resume", out, "--quiet")
+    assert refused.returncode == 2 and one_line_error(refused) == (
+        f"error: nothing left to measure: the search measured every config it could find at cols=4 after "
+        f"{counts[0]} evaluations, and every other size of the sweep has its 20 evaluations; add sizes to --sizes")
+    assert out.read_bytes() == before
+    assert cli("tune", "--resume", out, "--sizes", "cols=8", "--quiet").returncode == 0  # a size added: it runs

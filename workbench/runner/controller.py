@@ -689,8 +689,18 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     problems = plan.problems(session.problem)
     size_notes = _check_sizes(spec, open_target(spec), problems, where)
     groups = trials_by_problem(session)
-    todo = [SizeRun(p, plan.budget - len(groups.get(problem_key(p), ())))
-            for p in problems if len(groups.get(problem_key(p), ())) < plan.budget]
+    counts = [(p, len(groups.get(problem_key(p), ()))) for p in problems]
+    # a size whose search measured every config it could find (ended "exhausted", its trials the
+    # same since) has nothing left: run again, it proposed nothing and rewrote the file
+    used_up = [(p, n) for p, n in counts if n < plan.budget and plan.ended_at(p, n) == "exhausted"]
+    todo = [SizeRun(p, plan.budget - n) for p, n in counts if n < plan.budget and (p, n) not in used_up]
+    if not todo and used_up:
+        named = ", ".join(f"{', '.join(f'{k}={p[k]}' for k in plan.sizes)} after {counted(n, 'evaluation')}" for p, n in used_up[:4])
+        more = f" and {len(used_up) - 4} more" if len(used_up) > 4 else ""
+        rest = (f", and every other size of the sweep has its {plan.budget} evaluations"
+                if len(used_up) < len(problems) else "")
+        raise WorkbenchError(template=f"nothing left to measure: the search measured every config it could find at "
+                                      f"{named}{more}{rest}; add sizes to {{sizes}}")
     if not todo:
         fewest = min(len(groups.get(problem_key(p), ())) for p in problems)
         raise WorkbenchError(template=f"every size of the sweep already has {fewest} evaluations or more, the "
