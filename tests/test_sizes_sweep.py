@@ -1095,3 +1095,19 @@ def test_resuming_a_sweep_whose_short_sizes_have_nothing_left_is_refused_and_lea
         f"{counts[0]} evaluations, and every other size of the sweep has its 20 evaluations; add sizes to --sizes")
     assert out.read_bytes() == before
     assert cli("tune", "--resume", out, "--sizes", "cols=8", "--quiet").returncode == 0  # a size added: it runs
+
+
+def test_a_sweeps_eta_under_a_time_limit_counts_each_size_up_to_its_limit(tmp_path: Path) -> None:
+    """Each size's run ends at ``--time-limit``: the sweep's ETA came from the budget alone (24 s
+    shown for a sweep that ended within 3 s)."""
+    from workbench.runner.events import Progress
+
+    run = start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=200, sizes=SIZES,
+                               time_limit_s=0.6, backend_options={"delay_s": 0.05, "compile": "estimate"}),
+                    tmp_path / "limited.json")
+    progress: list[Progress] = []
+    run.subscribe(lambda event: progress.append(event) if isinstance(event, Progress) else None)
+    run.run()
+    shown = [p.eta_s for p in progress if p.eta_s is not None and p.done > 0]
+    assert shown and max(shown) <= 3 * 0.6 + 0.5, shown  # three sizes of at most 0.6 s each (and slack)
+    assert progress[-1].done < 3 * 200 * 0.5  # (the limits ended the sizes, not their budgets)

@@ -282,8 +282,15 @@ class SweepRun:
             elapsed = self.elapsed_s()
             eta = event.eta_s
             if done > 0 and elapsed > 0 and total:
-                pace = self.current.engine.pace_s if self.current is not None else 0.0
-                eta = max(elapsed / done, pace) * max(0, total - done)
+                engine = self.current.engine if self.current is not None else None
+                rate = max(elapsed / done, engine.pace_s if engine is not None else 0.0)
+                eta = rate * max(0, total - done)
+                limit = getattr(engine, "time_limit_s", None)
+                if limit is not None and event.eta_s is not None:
+                    # each size's run ends at its time limit: the size being measured has what its
+                    # own run says is left, each later one its evaluations at this rate, or its limit
+                    later = self.todo[self.position + 1:]
+                    eta = event.eta_s + sum(min(rate * size.budget, limit) for size in later)
             event = dataclasses.replace(event, done=done, total=total, eta_s=eta, elapsed_s=elapsed,
                                         failures=self._failures_done + event.failures,
                                         aborted=self._aborted_done + event.aborted)
