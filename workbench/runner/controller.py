@@ -695,12 +695,13 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     used_up = [(p, n) for p, n in counts if n < plan.budget and plan.ended_at(p, n) == "exhausted"]
     todo = [SizeRun(p, plan.budget - n) for p, n in counts if n < plan.budget and (p, n) not in used_up]
     if not todo and used_up:
-        named = ", ".join(f"{', '.join(f'{k}={p[k]}' for k in plan.sizes)} after {counted(n, 'evaluation')}" for p, n in used_up[:4])
+        spent = ", ".join(f"{', '.join(f'{k}={p[k]}' for k in plan.sizes)} after {counted(n, 'evaluation')}"
+                          for p, n in used_up[:4])
         more = f" and {len(used_up) - 4} more" if len(used_up) > 4 else ""
         rest = (f", and every other size of the sweep has its {plan.budget} evaluations"
                 if len(used_up) < len(problems) else "")
         raise WorkbenchError(template=f"nothing left to measure: the search measured every config it could find at "
-                                      f"{named}{more}{rest}; add sizes to {{sizes}}")
+                                      f"{spent}{more}{rest}; add sizes to {{sizes}}")
     if not todo:
         fewest = min(len(groups.get(problem_key(p), ())) for p in problems)
         raise WorkbenchError(template=f"every size of the sweep already has {fewest} evaluations or more, the "
