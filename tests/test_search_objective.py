@@ -266,3 +266,14 @@ def test_a_misspelt_known_metric_is_named_before_a_direction_is_asked_for():
     with pytest.raises(WorkbenchError) as own:  # a name of the user's own is asked for plainly
         Objective(weights=Weights(values={"my_score": 1.0}))
     assert "did you mean" not in str(own.value)
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan, 5.0, 50.0])
+@pytest.mark.parametrize("bound", ["gflops >= 10", "gflops <= 10"])
+def test_the_search_and_the_views_agree_on_which_trials_are_feasible(value: float, bound: str) -> None:
+    """Two rules judged a bound: the views' ranking (``Bound.satisfied``) took an infinite figure
+    as meeting ``gflops >= 10`` where the search's cost counted it as missing."""
+    trial = Trial(0, Config({"x": 1}), Measurement(Status.OK, {"latency_ms": 1.0, "gflops": value}))
+    constraints = Constraints(extra=(bound,))
+    shown = rank([trial], constraints, Weights()).best is not None
+    assert Objective(constraints).feasible(trial) == shown

@@ -55,8 +55,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
-from workbench.core.domain.measurement import LATENCY, Status, Trial
-from workbench.core.domain.search_objective import INFEASIBLE, LATENCY_BOUND
+from workbench.core.domain.measurement import Status, Trial
+from workbench.core.domain.search_objective import INFEASIBLE, Objective
 from workbench.core.domain.space import GROUPS, Config, SearchSpace
 from workbench.search._common import Index, IndexedStrategy, latency_rank
 from workbench.search.base import Option
@@ -75,14 +75,6 @@ SPLIT_SHARE = 0.25
 SCREEN_RETRIES = 3
 #: The metric an agent watches besides the shared reward (larger is better).
 AUX_METRIC = {"memory": "throughput_gbs", "launch": "occupancy"}
-
-
-def _bound_metric(trial: Trial, metric: str) -> float:
-    """The value a bound on ``metric`` judges (an aborted trial's latency: the bound it was
-    aborted at, as in :meth:`Objective.violations`)."""
-    if metric == LATENCY and trial.status is Status.ABORTED:
-        return trial.metric(LATENCY_BOUND)
-    return trial.metric(metric)
 
 
 @dataclass(frozen=True)
@@ -709,7 +701,7 @@ class Agents(IndexedStrategy):
         if trial.status is Status.ABORTED:
             # An aborted trial reports its latency bound, seldom the other metrics: what it did
             # not report is unknown, not a miss (a run that failed outright is never fed in).
-            misses = [m if math.isfinite(_bound_metric(trial, b.metric)) else math.nan
+            misses = [m if math.isfinite(Objective.bound_metric(trial, b.metric)) else math.nan
                       for m, b in zip(misses, self._bounds)]
         self.feasibility.add(vec, misses)
         for k, v in enumerate(vec):

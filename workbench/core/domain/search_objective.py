@@ -67,9 +67,12 @@ def _positive_log(value: float) -> float:
 
 
 def _relative_miss(bound: Bound, value: float) -> float:
-    """How far ``value`` is past ``bound`` relative to its limit (<= 0: the bound holds)."""
+    """How far ``value`` is past ``bound`` relative to its limit (<= 0: the bound holds). A value
+    that is no finite number holds or misses the bound as :meth:`Bound.satisfied` says (what the
+    views' ranking goes by: the two must not disagree about which trials are feasible), and a miss
+    then counts as a missing figure's."""
     if not math.isfinite(value):
-        return MISSING_VIOLATION
+        return 0.0 if bound.check(value) else MISSING_VIOLATION
     scale = abs(bound.value) if bound.value != 0 else 1.0
     return (value - bound.value) / scale if bound.op == "<=" else (bound.value - value) / scale
 
@@ -187,14 +190,17 @@ class Objective:
     def bounds(self) -> tuple[Bound, ...]:
         return self._bounds
 
-    def _metric(self, trial: Trial, metric: str) -> float:
+    @staticmethod
+    def bound_metric(trial: Trial, metric: str) -> float:
+        """The value a bound on ``metric`` judges: an aborted trial's latency is the bound it was
+        aborted at (a lower bound on its latency)."""
         if metric == LATENCY and trial.status is Status.ABORTED:
             return trial.metric(LATENCY_BOUND)
         return trial.metric(metric)
 
     def violations(self, trial: Trial) -> list[float]:
         """One number per bound, Optuna's convention: <= 0 holds, > 0 is the relative miss."""
-        return [_relative_miss(b, self._metric(trial, b.metric)) for b in self._bounds]
+        return [_relative_miss(b, self.bound_metric(trial, b.metric)) for b in self._bounds]
 
     def violation(self, trial: Trial) -> float:
         """The summed relative miss over all bounds (0 when every bound holds)."""
