@@ -47,7 +47,7 @@ from workbench.core.domain.portability import (
     portability_report,
 )
 from workbench.gui.model import SessionModel
-from workbench.gui.text import WARNING_TEXT, plain_tip, window_message
+from workbench.gui.text import WARNING_TEXT, config_text, plain_tip, window_message
 from workbench.gui.clipped_cells import elide_cut_cells
 
 WARN = WARNING_TEXT
@@ -357,7 +357,7 @@ class PortabilityView(QWidget):
             return
         self.report = report
         self.heading.setText(f"<b>{_escape(report.kernel)}</b> on {len(report.devices)} GPUs at "
-                             f"{_escape(_config_text(report.problem))}: each GPU's best config as a fraction of "
+                             f"{_escape(config_text(report.problem))}: each GPU's best config as a fraction of "
                              f"every GPU's optimum ({_escape(report.objective)})")
         self._fill_table(report)
         self._show_report(True)
@@ -395,7 +395,7 @@ class PortabilityView(QWidget):
             self.table.setItem(i, 0, self._cell_item(Cell(worst, "measured") if worst is not None else Cell(None, "missing")))
             for j, cell in enumerate(row):
                 self.table.setItem(i, j + 1, self._cell_item(cell))
-            self.table.setItem(i, n + 1, QTableWidgetItem(_config_text(best.config.to_dict())))
+            self.table.setItem(i, n + 1, QTableWidgetItem(config_text(best.config.to_dict())))
         self.table.resizeColumnsToContents()
         self._fit_table_height()
         pick = report.portable
@@ -407,7 +407,7 @@ class PortabilityView(QWidget):
             self.portable.setText(
                 f"<b>Portable (best worst case)</b>: worst {100 * pick.worst:.1f}% on {_escape(pick.worst_device)}, "
                 f"mean {100 * pick.mean:.1f}% (best of {_escape(pick.candidates_text())}): {per}<br>"
-                f"{_escape(_config_text(pick.config.to_dict()))}")
+                f"{_escape(config_text(pick.config.to_dict()))}")
         starred = any(c.source == PREDICTED for row in report.matrix for c in row) or (
             pick is not None and any(c.source == PREDICTED for c in pick.cells.values()))
         self.notes.setText("\n".join([*([PREDICTED_MARK_NOTE] if starred else []), *report.notes]))
@@ -461,10 +461,6 @@ def _short_devices(names: Sequence[str]) -> list[str]:
             words = words[1:]
         short.append(" ".join(words))
     return short if len(set(short)) == len(set(names)) else list(names)
-
-
-def _config_text(config: dict[str, Any]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in config.items())
 
 
 def _escape(text: str) -> str:

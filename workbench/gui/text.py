@@ -94,6 +94,7 @@ def time_unit(ms: float) -> tuple[float, str]:
 
 
 def config_text(config: Any) -> str:
+    """``block=64, fast=True``: a config (or any mapping of names to values) in one line."""
     return ", ".join(f"{k}={v}" for k, v in config.items())
 
 

@@ -209,7 +209,7 @@ def max_min_pick(fractions: Sequence[Mapping[str, float]], order: Sequence[str])
 # ------------------------------------------------------------------------------------------------
 
 
-def _device_of(session: Session, trial: Trial) -> str:
+def device_of(session: Session, trial: Trial) -> str:
     """The device a trial ran on: the worker's own report, else the session's device."""
     named = trial.measurement.details.get("device") if trial.measurement.details else None
     if isinstance(named, str) and named:
@@ -382,7 +382,7 @@ def portability_report(
                                     f"{quoted(_problem_of(session, at))}; name a measured size with "
                                     "{at:NAME=VALUE} (show FILE lists them)")
         for trial in trials:
-            device = _device_of(session, trial)
+            device = device_of(session, trial)
             entry = grouped.setdefault(device, (label, []))
             entry[1].append(trial)
             # the session's space is of its own problem: at another size of a sweep a restriction

@@ -44,7 +44,7 @@ from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, shared_size_hint, size_parameters, typed_like
 from workbench.core.domain.figures import fmt
 from workbench.core.domain.objective import Constraints, Weights, objective_text, rank
-from workbench.core.domain.portability import max_min_pick
+from workbench.core.domain.portability import device_of, max_min_pick
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import c_literal, c_string_body, likeliest_first, stands_in_for_another
@@ -128,14 +128,6 @@ class ExportPlan:
 # ------------------------------------------------------------------------------------------------
 # Planning
 # ------------------------------------------------------------------------------------------------
-
-
-def _device_of(session: Session, trial: Trial) -> str:
-    """The device a trial ran on: the worker's own report, else the session's device."""
-    named = trial.measurement.details.get("device") if trial.measurement.details else None
-    if isinstance(named, str) and named:
-        return named
-    return str(session.device.get("name") or "unknown device")
 
 
 def _session_label(session: Session, source: str | None) -> str:
@@ -252,7 +244,7 @@ def plan_export(
         other_sizes += len(session.trials) - len(own)  # a sweep's other sizes are not this header's problem
         kind = provenance(session.device)
         for trial in own:
-            device = _device_of(session, trial)
+            device = device_of(session, trial)
             groups.setdefault(device, []).append((trial, label))
             origins[device] = least_measured((origins.get(device, kind), kind))
     if other_sizes:
@@ -786,7 +778,7 @@ def _front_notes(sessions: Sequence[Session], labels: Sequence[str], measured: S
         by_device: dict[str, list[Trial]] = {}
         for position in searchers:
             for trial in measured[position]:
-                by_device.setdefault(_device_of(sessions[position], trial), []).append(trial)
+                by_device.setdefault(device_of(sessions[position], trial), []).append(trial)
         counts = {device: len(objective.pareto(trials)) for device, trials in sorted(by_device.items())}
         # an export of several devices says which one each count is of
         on = "; ".join(f"{n} on {device}" if several_devices else str(n) for device, n in counts.items())
