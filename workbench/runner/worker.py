@@ -26,7 +26,7 @@ from typing import Any, NoReturn
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.errors import WorkbenchError, exception_line
-from workbench.runner.messages import MAX_MESSAGE_BYTES, Evaluate, PhaseStarted, Ready, Reply, StartupError
+from workbench.runner.messages import MAX_MESSAGE_BYTES, Evaluate, PhaseStarted, Ready, Reply, StartupError, ToWorker
 
 #: phase name -> key of the trial timings dict it accumulates into.
 PHASE_TIMING_KEYS: dict[str, str] = {"compile": "compile_s", "verify": "verify_s", "run": "benchmark_s"}
@@ -298,14 +298,14 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
     clock = PhaseClock(conn)
     while True:
         try:
-            message = conn.recv()
+            received: ToWorker = conn.recv()
         except (EOFError, OSError):  # the pool's end is gone (its process died): no Quit is coming
             _end_own_group()  # at once, with what candidates started; the parent-death signal may come late
-        if not isinstance(message, Evaluate):
+        if not isinstance(received, Evaluate):
             break
-        seq, config = message.seq, message.config
+        seq, config = received.seq, received.config
         # the early-abort threshold in force when the candidate was dispatched (else the start's)
-        now_limits = dataclasses.replace(limits, max_latency_ms=message.max_latency_ms)
+        now_limits = dataclasses.replace(limits, max_latency_ms=received.max_latency_ms)
         if output_path:
             _clear_output()
         clock.begin(seq)

@@ -429,7 +429,7 @@ class Weights:
         return self.values.get(name, 0.0)
 
     def with_weight(self, name: str, value: float) -> "Weights":
-        """A copy with one weight changed (what a slider does)."""
+        """A copy with one weight changed, the others and the directions kept."""
         return Weights({**self.values, name: value}, self.directions)
 
     def to_dict(self) -> dict[str, float]:
