@@ -34,7 +34,8 @@ from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.background import Background
-from workbench.gui.plot_axes import ReadableAxis, ShareAxis, bar_figures_extent, set_bottom_title, set_left_title
+from workbench.gui.plot_axes import (ReadableAxis, ShareAxis, bar_figures_extent, is_number_label, set_bottom_title,
+                                      set_left_title)
 
 _log = logging.getLogger(__name__)
 
@@ -82,15 +83,6 @@ def _compute(request: _Request) -> tuple[Importance, dict[str, list[ValueStats]]
     importance = slot_importance(request.trials, request.names, target=request.target,
                                  constraints=constraints, weights=weights, domains=domains)
     return importance, value_distributions(request.trials, request.names, domains)
-
-
-def _is_number(text: str) -> bool:
-    """Whether a value's label is a number (thinned, never shortened: a cut number misleads)."""
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 class ImportanceView(QWidget):
@@ -454,7 +446,7 @@ class ImportanceView(QWidget):
         shown = words if per > 0 and widest(words) + room <= per else labels(False)
         step = max(1, math.ceil((widest(shown) + room) / per)) if per > 0 else 1
         cut = False
-        if step > 1 and per > 0 and not all(_is_number(value) for _, value, _, _ in ticks):
+        if step > 1 and per > 0 and not all(is_number_label(value) for _, value, _, _ in ticks):
             # names are shortened before any is left out: thinned, a slot of four methods kept two
             # labels, and nobody could tell which box was which (the tool tip has them whole)
             width = per - room

@@ -102,7 +102,7 @@ class CategoryAxis(_MeasuredAxis):
             positions = [(p - low) * scale for p, _ in inside]
         texts = [t for _, t in inside]
         measure, gap = self.measure()
-        numeric = all(_is_number(t) for t in texts)
+        numeric = all(is_number_label(t) for t in texts)
         if numeric and self.vertical():
             # figures have no descenders: a column of them needs their height (the font's ascent)
             # apart, not a whole line's; by lines, five sizes in a 125 px matrix lost two labels
@@ -147,7 +147,8 @@ def _shown_chars(fitted: Sequence[tuple[str, int]]) -> int:
     return sum(len(text.rstrip("…")) for text, _ in fitted)
 
 
-def _is_number(text: str) -> bool:
+def is_number_label(text: str) -> bool:
+    """Whether a value's label is a number: thinned, never shortened (a cut number misleads)."""
     try:
         float(text)
     except ValueError:
