@@ -715,7 +715,7 @@ def test_presentation_mode_on_a_1280_px_projector_keeps_the_progress_in_sight_an
     assert ran.toolbar.progress.isVisible()
     if ran.zoom.factor < 1.5:
         status = ran.statusBar()
-        assert "not 150%" in status.currentMessage()
+        assert status.currentMessage().startswith(f"controls at {ran.zoom.factor:.0%}, charts at 150%: ")
         # whole beside the status bar's labels (the longer sentence was cut before its reason)
         room = status.width() - ran.device_label.width() - ran.timing_badge.width() - 24
         assert status.fontMetrics().horizontalAdvance(status.currentMessage()) <= room, (status.currentMessage(), room)
@@ -917,3 +917,47 @@ def test_a_zoom_step_back_to_100_percent_is_never_refused_for_the_progress_row(r
     ran.zoom.zoom_in()  # above 100 % the row of its own is what a step is not worth
     assert ran.zoom.factor == pytest.approx(1.0)
     assert "the run's progress would need a row of its own" in ran.statusBar().currentMessage()
+
+
+def test_presentation_mode_in_a_window_too_narrow_for_its_controls_still_enlarges_the_charts(
+        window, qtbot, monkeypatch):
+    """At 1024 px the controls do not fit at 150 %, and presentation mode took the whole zoom back
+    to 100 %: on a projector of that width F11 changed nothing the room could see. The controls
+    are taken down to what fits; the charts stay at 150 %, and the status bar says both."""
+    from workbench.gui.presentation import PRESENTATION_ZOOM, Zoom
+
+    monkeypatch.setattr(Zoom, "_room", lambda self: 1024)
+    window.resize(1024, 768)
+    qtbot.wait(50)
+    base = window.zoom.base_point_size
+    window.zoom.presentation_action.setChecked(True)
+    QApplication.processEvents()
+    zoom = window.zoom
+    assert zoom.factor < PRESENTATION_ZOOM and zoom.chart_factor == PRESENTATION_ZOOM
+    assert window.minimumSizeHint().width() <= 1024 and zoom.presentation_action.isChecked()
+    for chart in window.built_charts.values():
+        axis = chart.plot.getPlotItem().getAxis("bottom")
+        assert axis.style["tickFont"].pointSizeF() == pytest.approx(base * PRESENTATION_ZOOM)
+    assert window.font().pointSizeF() == pytest.approx(base * zoom.factor)
+    assert window.statusBar().currentMessage() == (
+        f"controls at {zoom.factor:.0%}, charts at 150%: the controls need a window wider than 1024 px")
+    zoom.presentation_action.setChecked(False)  # F11 again: all back to 100 %
+    assert (zoom.factor, zoom.chart_factor) == (1.0, 1.0)
+
+
+def test_a_numeric_axis_too_narrow_for_its_labels_labels_every_second_or_fifth_tick(window, qtbot):
+    """pyqtgraph adds tick levels while the labels' summed widths leave room, not by their pitch:
+    in a narrow chart at a large font the trial numbers ran together ("0 1020")."""
+    from PySide6.QtGui import QFont
+
+    axis = window.score_chart.plot.getAxis("bottom")
+    font = QFont()
+    font.setPointSizeF(14)
+    axis.setStyle(tickFont=font)
+    levels = axis.tickValues(-5.0, 34.0, 95.0)
+    measure, gap = axis.measure()
+    for spacing, values in levels:
+        assert spacing * 95.0 / 39.0 >= measure("10") + gap or levels[0] == (spacing, values)
+    (spacing, values), *_ = levels
+    assert values == [0.0, 20.0] and spacing == 20.0
+    assert axis.tickValues(-5.0, 34.0, 600.0)[0][1] == [0.0, 10.0, 20.0, 30.0]  # room enough: as before

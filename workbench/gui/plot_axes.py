@@ -156,6 +156,10 @@ def is_number_label(text: str) -> bool:
     return True
 
 
+#: Every how many ticks of its coarsest level a crowded numeric axis labels: round multiples.
+_THINNING = tuple(m * 10**e for e in range(12) for m in (1, 2, 5))
+
+
 class ReadableAxis(CategoryAxis):
     """A numeric axis that can show categories too (``set_categories``; an empty list makes it
     numeric again). In log mode it is labelled with plain numbers that fit: decades, 1-2-5 or
@@ -195,13 +199,37 @@ class ReadableAxis(CategoryAxis):
                       for spacing, values in pg.AxisItem.tickValues(self, minVal, maxVal, size) if spacing >= 1]
             if not any(values for _spacing, values in levels):  # a span of a unit or less
                 levels = [(1.0, [float(v) for v in range(math.ceil(low), math.floor(high) + 1)])]
-            return levels
+            return self._apart(levels, low, high, float(size))
         if not self.logMode:
-            return pg.AxisItem.tickValues(self, minVal, maxVal, size)
+            return self._apart(pg.AxisItem.tickValues(self, minVal, maxVal, size), low, high, float(size))
         measure, gap = self.measure()
         labelled, minor = choose_log_ticks(low, high, float(size), measure, gap)
         self.labelled = labelled
         return [(None, [math.log10(v) for v in labelled]), (None, [math.log10(v) for v in minor])]
+
+    def _apart(self, levels: list[Any], low: float, high: float, size: float) -> list[Any]:
+        """The tick levels whose labels stand apart at this size; the coarsest, when its own labels
+        would touch, keeps every 2nd, 5th, 10th ... of them. pyqtgraph adds levels while the labels'
+        summed widths leave room on the axis, without looking at their pitch: in a narrow chart at
+        a large font (presentation mode on a small screen) the trial numbers ran together,
+        "0 1020"."""
+        if high <= low or size <= 0:
+            return levels
+        measure, gap = self.measure()
+        per_unit = size / (high - low)
+        kept: list[Any] = []
+        for spacing, values in levels:
+            shown = self.tickStrings(list(values), 1.0, spacing) if values else []
+            widest = max((measure(text) for text in shown), default=0.0)
+            pitch = spacing * per_unit
+            if kept and pitch < widest + gap:
+                break  # this level's labels, between the coarser ones, would touch their neighbours
+            if not kept and values and 0 < pitch < widest + gap:
+                every = next(k for k in _THINNING if k * pitch >= widest + gap)
+                values = [v for v in values if round(float(v) / spacing) % every == 0] or list(values[:1])
+                spacing *= every
+            kept.append((spacing, values))
+        return kept
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
         if self._by_category:

@@ -1,8 +1,9 @@
 """Presentation mode and zoom: the window readable from the back of a lecture room.
 
 One zoom factor scales the window's fonts, the chart markers, axis tick and label fonts and the
-chart legends together; presentation mode is a zoom of 1.5 with one key. The factor is remembered in
-the window's settings, so a teacher who set it up once finds it again.
+chart legends together; presentation mode is a zoom of 1.5 with one key. In a window too narrow for
+its controls at that zoom the controls take what fits and the charts keep 1.5 (``Zoom.chart_factor``).
+The factor is remembered in the window's settings, so a teacher who set it up once finds it again.
 """
 
 from __future__ import annotations
@@ -126,6 +127,11 @@ class Zoom:
         self.base_font = QFont(window.font())
         self.base_point_size = self.base_font.pointSizeF() if self.base_font.pointSizeF() > 0 else 9.0
         self.factor = 1.0
+        #: The charts' zoom (markers, axis and legend fonts): the controls' one, except in
+        #: presentation mode, where the charts stay at :data:`PRESENTATION_ZOOM` even when the
+        #: window is too narrow for its controls at that size (a 1024 px projector): there the
+        #: controls are taken down to what fits and the charts, what the room looks at, are not.
+        self.chart_factor = 1.0
         #: The last note of a zoom smaller than asked for ("" before any), which a new recommendation clears.
         self.said = ""
         #: the left column's width as the zoom last set it (None: never): another width is the person's
@@ -172,18 +178,18 @@ class Zoom:
         # (tool bars are laid out only once the window is on screen: before, each seems to overflow)
         shown = self.window.isVisible()
         before = self.factor
+        # still presentation mode, its charts as large, the controls as large as this window fits:
+        # ticked, so F11 turns it off (unticked, each F11 turned it "on" again at the same zoom)
+        presenting = before >= PRESENTATION_ZOOM - 1e-6
         while self.factor > 1.0 and (self.window.minimumSizeHint().width() > room
                                      or (shown and self._tool_bar_overflows())):
-            self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False)
-        if self.factor < before and before >= PRESENTATION_ZOOM - 1e-6:
-            # still presentation mode, as large as this window fits: ticked, so F11 turns it off
-            # (unticked, each F11 turned it "on" again at the same reduced zoom)
-            self._tick_presentation(True)
+            self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False, presenting=presenting)
         if self.factor < before and shown:  # said: the presenter asked for larger text than this
             # short enough for the status bar of the window it speaks of (the longer sentence was
             # cut at 1280 px in presentation mode, the case it is for)
-            self.said = (f"zoom {self.factor:.0%}, not {before:.0%}: the controls need a window wider than "
-                         f"{self.window.width()} px")
+            what = f"controls at {self.factor:.0%}, charts at {self.chart_factor:.0%}" if presenting else \
+                f"zoom {self.factor:.0%}, not {before:.0%}"
+            self.said = f"{what}: the controls need a window wider than {self.window.width()} px"
             self.window.statusBar().showMessage(self.said, 10000)
         if shown:
             self.fit_panes()  # (before the window is laid out, its splitters have no width to share)
@@ -194,7 +200,7 @@ class Zoom:
         window's font by themselves; pyqtgraph's tick and label fonts do not."""
         charts = [chart for chart in self.window.built_charts.values() if chart is root or root.isAncestorOf(chart)]
         for chart in charts:
-            zoom_chart(chart, self.factor, self.base_point_size)
+            zoom_chart(chart, self.chart_factor, self.base_point_size)
         charted = {id(chart.plot) for chart in charts}
         for plot in root.findChildren(pg.PlotWidget):  # the other views' plots: their axis fonts
             if id(plot) not in charted:
@@ -209,18 +215,18 @@ class Zoom:
         window or its screen has: Qt widened the window past a 1440 px screen (2,028 px after three
         steps in presentation mode), and a reset zoom left it that wide. The step is taken back and
         the status bar says why."""
-        before = self.factor
+        before, presenting = self.factor, self.presentation_action.isChecked()
         room = self._room()
-        self.set_factor(self.factor * ZOOM_STEP)
+        self.set_factor(self.factor * ZOOM_STEP, presenting=presenting or None)
         if self.factor <= before:
             return
         if self.window.minimumSizeHint().width() > room:
-            self.set_factor(before)
+            self.set_factor(before, presenting=presenting)
             self.window.statusBar().showMessage(
                 f"zoom stays at {before:.0%}: larger, the window's controls would need more than {room} px, "
                 "the width of the window or its screen", 8000)
         elif why := self._tool_bar_short():
-            self.set_factor(before)
+            self.set_factor(before, presenting=presenting)
             said = ("the run's progress would need a row of its own" if why == "wrap" else
                     "the tool bar would move the run's controls into its overflow menu")
             self.window.statusBar().showMessage(
@@ -356,16 +362,20 @@ class Zoom:
         chose is what the next window opens with, not this one."""
         self.set_factor(PRESENTATION_ZOOM, remember=False)
 
-    def set_factor(self, factor: float, remember: bool = True) -> None:
+    def set_factor(self, factor: float, remember: bool = True, presenting: bool | None = None) -> None:
+        """The zoom of the controls and the charts; ``presenting``: whether presentation mode stays
+        on (None: on from :data:`PRESENTATION_ZOOM` up), which keeps the charts at that zoom at least."""
         low, high = ZOOM_RANGE
         factor = min(max(float(factor), low), high)
+        presenting = factor >= PRESENTATION_ZOOM - 1e-6 if presenting is None else presenting
         self.factor = factor
+        self.chart_factor = max(factor, PRESENTATION_ZOOM) if presenting else factor
         font = QFont(self.base_font)
         font.setPointSizeF(self.base_point_size * factor)
         self.window.setFont(font)
         self.window.setStyleSheet(zoom_style_sheet(self.base_point_size, factor))
         self.apply_to(self.window)
         self.fit_panes()
-        self._tick_presentation(factor >= PRESENTATION_ZOOM - 1e-6)
+        self._tick_presentation(presenting)
         if remember:
             self.window.settings.setValue(SETTINGS_KEY, factor)
