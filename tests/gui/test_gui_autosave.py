@@ -230,6 +230,31 @@ def test_an_automated_window_saved_mid_run_keeps_what_the_file_lacks_in_its_auto
     assert autosave in second_window(qtbot, tmp_path).recoverable()
 
 
+def test_an_automated_window_closed_mid_run_on_a_full_disk_closes_and_its_journal_keeps_the_trials(
+        window, qtbot, monkeypatch, caplog):
+    """Closed during its run (a stop signal) with no file, an automated window saves the run to its
+    autosave; on a full disk that save raised out of the close, which Qt printed as a chain of
+    "Error calling Python override" lines, and the command exited 1 instead of by the signal."""
+    import logging
+
+    from workbench.core.domain import session as session_module
+
+    window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 400, "delay_s": 0.05,
+                      "options": {"compile": "estimate"}})
+    qtbot.waitUntil(lambda: window.model.n >= 3, timeout=30_000)
+    autosave = window.autosave_path
+    assert window.running and autosave is not None and window.path is None
+
+    def disk_full(*_args, **_kwargs):
+        raise WorkbenchError(f"{autosave}: cannot save session (No space left on device)")
+
+    monkeypatch.setattr(session_module, "save_session", disk_full)
+    with caplog.at_level(logging.WARNING):
+        assert window.close()
+    assert any("could not keep the unsaved trials" in r.getMessage() for r in caplog.records)
+    assert len(load_session(journal_path(autosave)).trials) >= 3  # the journal holds what the run measured
+
+
 def test_a_session_is_not_saved_into_the_autosave_folder(window, qtbot):
     """A file saved there was offered at the next start as a crashed run, and recovering it
     removed it (the Save As dialog suggests that folder once an autosave was opened from it)."""

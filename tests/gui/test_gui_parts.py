@@ -342,6 +342,53 @@ def test_an_automated_run_without_session_that_fails_midway_keeps_its_trials_for
     assert recoverable() == []
 
 
+def test_an_automated_run_whose_save_to_session_fails_keeps_its_trials_in_the_autosave(tmp_path, monkeypatch, capsys):
+    """``gui NEW.json --run ... --quit-when-done`` whose save to NEW.json failed (its folder removed
+    during the run, a full disk) said so, exit 1, and the window's exit then let its autosave go:
+    every trial was lost. They stay in the autosave, and a note says where once the window closed."""
+    import shutil
+
+    from workbench.core.domain.session import load_session
+    from workbench.gui.app import main
+    from workbench.runner import engine
+    from workbench.runner.autosave import recoverable
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    folder = tmp_path / "gone"
+    folder.mkdir()
+    append = engine._GroupSyncedJournal.append
+
+    def folder_removed(self, trial):
+        shutil.rmtree(folder, ignore_errors=True)  # (the run's journal is the autosave's, elsewhere)
+        append(self, trial)
+
+    monkeypatch.setattr(engine._GroupSyncedJournal, "append", folder_removed)
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3, "options": {"compile": "estimate"}}
+    assert main(str(folder / "ns.json"), dict(run), None, True) == 1
+    err = capsys.readouterr().err
+    kept = recoverable()
+    assert len(kept) == 1 and len(load_session(kept[0]).trials) == 3, err
+    assert err.splitlines()[-1] == (f"note: the 3 trials the run measured are kept in {kept[0]} (the window's autosave), "
+                                    "which the window offers at its next start"), err
+
+
+def test_where_an_automated_windows_kept_trials_are_is_said_by_what_its_close_could_write(tmp_path, capsys):
+    """The note named the autosave before the close wrote it, and on a full disk that write failed:
+    the file named did not exist, while its journal held the trials."""
+    from workbench.gui.app import _say_kept
+
+    path = tmp_path / "k.json"
+    _say_kept(path, 5)
+    assert capsys.readouterr().err.startswith("warning: the 5 trials the run measured could not be kept")
+    (tmp_path / "k.json.journal").write_text("{}\n")
+    _say_kept(path, 5)
+    assert capsys.readouterr().err == (f"note: the autosave could not be written; its journal {path}.journal keeps "
+                                       "what the run wrote of its 5 trials, which the window offers at its next start\n")
+    path.write_text("{}")
+    _say_kept(path, 1)
+    assert capsys.readouterr().err.startswith(f"note: the 1 trial the run measured is kept in {path} ")
+
+
 def test_a_new_session_file_written_by_another_program_during_the_run_is_kept_and_said(tmp_path, monkeypatch, capsys):
     """``gui NEW.json --run``: a ``tune --out NEW.json`` that wrote the file meanwhile saw its
     session moved to a backup without a word; it is kept as NEW.json.bak, and a warning says so."""

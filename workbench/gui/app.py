@@ -273,6 +273,24 @@ class SignalRelay:
         self._writer.close()
 
 
+def _say_kept(path: Path, count: int) -> None:
+    """Where the trials of an automated window that no file holds went, once it has closed: its
+    autosave, else (that save failed: a full disk) the autosave's journal, which holds what the
+    run wrote. (Said before the close, the note named a file the close then failed to write.)"""
+    from workbench.core.domain.session import journal_path
+
+    trials = counted(count, "trial")
+    if path.is_file():
+        print(f"note: the {trials} the run measured {'is' if count == 1 else 'are'} kept in {printable(str(path))} "
+              "(the window's autosave), which the window offers at its next start", file=sys.stderr)
+    elif journal_path(path).is_file():
+        print(f"note: the autosave could not be written; its journal {printable(str(journal_path(path)))} keeps what "
+              f"the run wrote of its {trials}, which the window offers at its next start", file=sys.stderr)
+    else:
+        print(f"warning: the {trials} the run measured could not be kept: neither the autosave "
+              f"{printable(str(path))} nor its journal could be written", file=sys.stderr)
+
+
 def _close_on_signal(window: Any) -> None:
     """Close the window after a stop signal as its Close action would, asking nothing.
 
@@ -342,6 +360,18 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     #: SESSION named for a run that does not exist yet: the run's new session is saved there when
     #: it ends, as ``tune --out`` writes a new file (before, the window refused "no such file").
     new_file: list[Path] = []
+    #: Where an automated window's trials that no file holds stay when it closes (set by
+    #: :func:`keep_unsaved`; said once the window has closed, by what the close could write).
+    kept: dict[str, Any] = {}
+
+    def keep_unsaved() -> None:
+        """The window's trials are saved nowhere else (its run failed, or the save to SESSION did):
+        they stay in its autosave when it closes, for the next start to offer, instead of going
+        with the window."""
+        session = window.model.session
+        if quit_when_done and session is not None and session.trials and window.autosave_path is not None:
+            window.keep_unsaved_run = True
+            kept.update(path=Path(window.autosave_path), count=len(session.trials))
 
     def save_new_file() -> None:
         """The --run's session to SESSION, the new file named for it (once)."""
@@ -354,6 +384,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             if not window.save_to(target):
                 print(f"error: {printable(window.statusBar().currentMessage())}", file=sys.stderr)
                 status["code"] = 1
+                keep_unsaved()  # (the autosave was let go at the exit, and every trial with it)
             else:
                 made = sorted(backups_of(target) - before)
                 if made:
@@ -370,15 +401,10 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         if result is not None and getattr(result, "reason", "") == "error":
             print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
             status["code"] = 1
-            measured = window.model.session.trials if window.model.session is not None else []
-            if quit_when_done and not new_file and window.path is None and measured \
-                    and window.autosave_path is not None:
+            if not new_file and window.path is None:
                 # saved nowhere (no SESSION named): an automated run's trials are let go at the exit,
                 # which for a run that failed midway lost what it had measured without a word
-                window.keep_unsaved_run = True
-                print(f"note: the {counted(len(measured), 'trial')} the run measured {'is' if len(measured) == 1 else 'are'} kept in "
-                      f"{printable(str(window.autosave_path))} (the window's autosave), which the window "
-                      "offers at its next start", file=sys.stderr)
+                keep_unsaved()
         save_new_file()
         window.refresh()
         window.failures.refresh()
@@ -549,6 +575,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             relay.close()
         collector.timer.stop()
         gc.enable()
+        if kept:
+            _say_kept(kept["path"], kept["count"])
     # The window's widgets go now, while the application still exists: left to the interpreter's
     # exit, Qt objects can be destroyed after the application, which crashes the process
     # (SIGSEGV instead of the exit status) now and then.

@@ -1006,7 +1006,10 @@ class MainWindow(WindowRuns):
             elif self.autosave_path is not None and self.model.session is not None:  # unsaved run: kept whole
                 from workbench.core.domain.session import save_session  # for the next start to recover
 
-                save_session(self.model.session, self.autosave_path)
+                try:
+                    save_session(self.model.session, self.autosave_path)
+                except (WorkbenchError, OSError) as exc:  # (a full disk) its journal holds what the run measured
+                    _log.warning("could not keep the unsaved trials in %s: %s", self.autosave_path, exc)
         elif not self._maybe_save():
             event.ignore()
             return
