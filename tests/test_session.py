@@ -434,6 +434,34 @@ def test_save_mid_run_removes_journal_and_later_trials_still_survive(tmp_path: P
     assert load_session(out).trials == trials
 
 
+def test_a_journal_removed_by_another_hand_mid_run_is_started_again_with_every_trial(tmp_path: Path) -> None:
+    """The journal restarted with its header alone wherever its file had gone, as after a save that
+    covered it: removed by hand (or a cleaner), the trials it had held and no file had were lost
+    at the next kill. A file another program put at its name is not written over."""
+    out = tmp_path / "out.json"
+    session = make_session(0)
+    trials = make_session(6).trials
+    journal = Journal(out)
+    journal.start(session)
+    for trial in trials[:3]:
+        session.add(trial)
+        journal.append(trial)
+    journal_path(out).unlink()  # by hand: nothing saved these three
+    for trial in trials[3:5]:
+        session.add(trial)
+        journal.append(trial)
+    header, journalled = read_journal(out)
+    assert header is not None and [t.index for t in journalled] == [0, 1, 2, 3, 4]  # each once
+    assert load_session(journal_path(out)).trials == trials[:5]
+    journal.remove_if_covered({0, 1, 2, 3, 4})  # (as a save that covered them does)
+    journal_path(out).write_text("someone else's file\n")
+    session.add(trials[5])
+    with pytest.raises(WorkbenchError, match="another file took the journal's place"):
+        journal.append(trials[5])
+    assert journal_path(out).read_text() == "someone else's file\n"
+    journal.close()
+
+
 def test_save_keeps_a_live_journal_holding_a_trial_the_file_lacks(tmp_path: Path) -> None:
     """A trial that finishes while the file is being written must survive in the journal."""
     out = tmp_path / "out.json"

@@ -1470,6 +1470,8 @@ class Journal:
         self._header: str = ""
         self._lock = threading.Lock()
         self._indices: set[int] = set()  # trials in the journal file now (see _drop_journal)
+        self._session: Session | None = None  # whose trials a journal removed by another hand gets again
+        self._removed = False  # the file is gone because a save covered it (remove_if_covered)
 
     def start(self, session: Session) -> None:
         """Begin journalling: header plus the trials already in the session, atomically."""
@@ -1489,6 +1491,7 @@ class Journal:
             except OSError as exc:
                 raise WorkbenchError(f"{self.path}: cannot write journal ({exc.strerror or exc})") from None
             self._indices = {t.index for t in session.trials}
+            self._session, self._removed = session, False
             _LIVE_JOURNALS[str(self.path.absolute())] = self
 
     def append(self, trial: Trial) -> None:
@@ -1498,18 +1501,40 @@ class Journal:
             if self._file is None:
                 raise WorkbenchError(f"{self.path}: journal not started")
             try:
-                if os.fstat(self._file.fileno()).st_nlink == 0:  # a save removed it: start afresh
-                    self._file.close()
-                    self._file = open(self.path, "w", encoding="utf-8", newline="\n")
-                    self._file.write(self._header + "\n")
-                    self._indices = set()
-                self._file.write(line)
+                written = os.fstat(self._file.fileno()).st_nlink == 0 and self._restart(trial)
+                if not written:
+                    self._file.write(line)
                 self._file.flush()
                 if self.fsync:
                     os.fsync(self._file.fileno())
             except OSError as exc:  # disk full, folder gone: say so in one line
                 raise WorkbenchError(f"{self.path}: cannot append to journal ({exc.strerror or exc})") from None
             self._indices.add(trial.index)
+
+    def _restart(self, trial: Trial) -> bool:
+        """A new journal file where the last one is gone. Removed by a save that covered it, it
+        starts with the header alone; removed by another hand (a person, a cleaner), it gets every
+        trial of the session again, ``trial`` among them: restarted with the header alone, the
+        trials the file had held and no save had were lost at the next kill. Opened exclusively:
+        a file another program put at the journal's name is not written over. Whether it wrote
+        ``trial`` (its line is not to be appended again)."""
+        assert self._file is not None
+        self._file.close()
+        trials = [] if self._removed or self._session is None else list(self._session.trials)
+        if self._session is not None and not self._removed and all(t.index != trial.index for t in trials):
+            trials.append(trial)
+        try:
+            self._file = open(self.path, "x", encoding="utf-8", newline="\n")
+        except FileExistsError:
+            self._file = None
+            raise WorkbenchError(f"{self.path}: another file took the journal's place while the run wrote it; it "
+                                 "is left as it is, and the run's trials are in its session only") from None
+        self._file.write(self._header + "\n")
+        for kept in trials:
+            self._file.write(_dumps(trial_to_dict(kept)) + "\n")
+        self._indices = {t.index for t in trials}
+        self._removed = False
+        return bool(trials)
 
     def remove_if_covered(self, saved: set[int]) -> bool:
         """Delete the journal file when every trial in it is among ``saved`` (trial indices just
@@ -1521,6 +1546,7 @@ class Journal:
             if not self._indices <= saved:
                 return False
             self.path.unlink(missing_ok=True)
+            self._removed = True
             return True
 
     def _close(self) -> None:
