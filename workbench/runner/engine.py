@@ -679,13 +679,15 @@ class Engine:
                 problem=self.problem,
             )
             self.session.add(trial)
-            if journal is not None:
-                journal.append(trial)
             in_flight.pop(config.id, None)
             measured.add(config.id)
+            # counted with the session's trials, before the journal: a journal that cannot take it
+            # (a full disk) ends the run, and its end said one evaluation fewer than it measured
             self.evaluations += 1
             self.aborted += int(measurement.status is Status.ABORTED)
             self.failures += int(measurement.status.is_failure)
+            if journal is not None:
+                journal.append(trial)
             self._counted.add(trial.index)
             if self._improves(trial):
                 self._since_improvement = 0
