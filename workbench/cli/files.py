@@ -97,8 +97,10 @@ def note_runs_writing(paths: Sequence[str | os.PathLike[str]], what: str) -> Non
 
     for path in paths:
         if locked_by_other(path):
-            print(f"note: {printable(str(path))} is being written by a run that is still going: {what} is of the "
-                  "trials it holds now; do it again once the run has ended for all of them", file=sys.stderr)
+            # (a lock says only that a live process holds the file: a run, or a window that has it
+            # open, idle or not; "a run that is still going" was said of an idle window too)
+            print(f"note: {printable(str(path))} is open in a run or window that may still add trials to it: {what} "
+                  "is of the trials it holds now; do it again once that has ended for all of them", file=sys.stderr)
 
 
 def check_export_output(path: Path, args: argparse.Namespace, **rules: Any) -> Path | None:
