@@ -548,6 +548,16 @@ def test_cell_values_and_expression_lists():
     with pytest.raises(ValueError, match="1,000,000,000,000 values; a template slot may have at most 65,536"):
         parse_values("1..1000000000000")
     assert split_expressions("n, min(m, 4), k") == ["n", "min(m, 4)", "k"]
+    # numbers in ASCII digits, as a C compiler reads the macro they become: Python's int() took
+    # full-width and Arabic-Indic digits and digit-group underscores, silently
+    for typed in ("１, ２", "١, ٢", "1_000, 2"):
+        with pytest.raises(ValueError, match="is not a number, true/false or an identifier"):
+            parse_values(typed)
+    assert parse_values("-3, +2, .5, 2e3") == [-3, 2, 0.5, 2000.0]
+    with pytest.raises(ValueError, match="'inf' is not a finite number"):
+        parse_values("1, inf")
+    with pytest.raises(ValueError, match="step must be at least 1"):  # it said "not a number"
+        parse_values("1..16 step -1")
 
 
 def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines():

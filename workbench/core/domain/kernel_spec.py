@@ -175,7 +175,8 @@ def parse_values(text: str) -> list[Any]:
     text = text.strip()
     if not text:
         raise ValueError("no values")
-    ranged = re.fullmatch(r"(-?\d+)\s*\.\.\s*(-?\d+)(?:\s*(?:step\s+(\d+)|\*\s*(\d+)))?", text)
+    # (ASCII digits only, here and in a list: Python's int() also reads "１" and "1_000")
+    ranged = re.fullmatch(r"(-?[0-9]+)\s*\.\.\s*(-?[0-9]+)(?:\s*(?:step\s+(-?[0-9]+)|\*\s*(-?[0-9]+)))?", text)
     if ranged:
         lo, hi = int(ranged.group(1)), int(ranged.group(2))
         if hi < lo:
@@ -252,20 +253,25 @@ def format_values(values: Sequence[Any]) -> str:
     return ", ".join("true" if v is True else "false" if v is False else str(v) for v in values)
 
 
+#: A number as a slot value is written: ASCII digits, no digit-group underscores (what a C
+#: compiler reads when the value becomes a macro; Python's int() and float() take "１" and "1_000").
+_INTEGER = re.compile(r"[+-]?[0-9]+\Z")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\Z")
+
+
 def _literal(part: str) -> Any:
     low = part.lower()
     if low in ("true", "false"):
         return low == "true"
-    try:
+    if _INTEGER.match(part):
         return int(part)
-    except ValueError:
-        pass
-    try:
-        value = float(part)
-    except ValueError:
+    if low.lstrip("+-") in ("inf", "infinity", "nan"):
+        raise ValueError(f"{part!r} is not a finite number")
+    if not _DECIMAL.match(part):
         if _C_IDENTIFIER.match(part):
             return part
-        raise ValueError(f"{part!r} is not a number, true/false or an identifier") from None
+        raise ValueError(f"{part!r} is not a number, true/false or an identifier")
+    value = float(part)
     if not math.isfinite(value):
         raise ValueError(f"{part!r} is not a finite number")
     if flushed_to_zero(part, value):
