@@ -372,6 +372,27 @@ def test_an_automated_run_whose_save_to_session_fails_keeps_its_trials_in_the_au
                                     "which the window offers at its next start"), err
 
 
+def test_an_automated_run_whose_save_to_session_raises_keeps_its_trials_in_the_autosave(tmp_path, monkeypatch, capsys):
+    """A defect raised in the save to SESSION took SESSION off the list before the save: the exit's
+    second try had nothing to save, and the close let the autosave go with every trial."""
+    from workbench.core.domain.session import load_session
+    from workbench.gui.app import main
+    from workbench.gui.main_window import MainWindow
+    from workbench.runner.autosave import recoverable
+
+    def broken(self, path):
+        raise RuntimeError("a defect in the save")
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    monkeypatch.setattr(MainWindow, "save_to", broken)
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3, "options": {"compile": "estimate"}}
+    assert main(str(tmp_path / "ns.json"), dict(run), None, True) == 1
+    err = capsys.readouterr().err
+    kept = recoverable()
+    assert "RuntimeError: a defect in the save" in err and len(kept) == 1 and len(load_session(kept[0]).trials) == 3
+    assert err.splitlines()[-1].startswith("note: the 3 trials the run measured are kept in "), err
+
+
 def test_where_an_automated_windows_kept_trials_are_is_said_by_what_its_close_could_write(tmp_path, capsys):
     """The note named the autosave before the close wrote it, and on a full disk that write failed:
     the file named did not exist, while its journal held the trials."""

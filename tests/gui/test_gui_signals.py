@@ -113,6 +113,10 @@ def test_an_automated_run_interrupted_exits_with_the_signals_status(tmp_path: Pa
         err = _ended(proc)
         assert proc.returncode == 128 + signum, err
         assert "Traceback" not in err and "terminated" in err.splitlines(), err
+        # no SESSION named: its trials stay in the autosave, and the last line says where (it said nothing)
+        kept = list(autosaves.glob("*.json"))
+        assert len(kept) == 1 and err.splitlines()[-1].startswith("note: the ") \
+            and f"measured are kept in {kept[0]} (the window's autosave)" in err.splitlines()[-1], err
     finally:
         proc.kill()
         proc.communicate()

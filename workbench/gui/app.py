@@ -369,7 +369,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         they stay in its autosave when it closes, for the next start to offer, instead of going
         with the window."""
         session = window.model.session
-        if quit_when_done and session is not None and session.trials and window.autosave_path is not None:
+        if (quit_when_done and session is not None and session.trials and window.autosave_path is not None
+                and window.path is None):
             window.keep_unsaved_run = True
             kept.update(path=Path(window.autosave_path), count=len(session.trials))
 
@@ -381,7 +382,12 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             # as a backup, which is said, as tune says it (the window replaced it without a word);
             # the backups named are the ones the save made, found beside the file afterwards
             before = backups_of(target)
-            if not window.save_to(target):
+            try:
+                saved = window.save_to(target)
+            except BaseException:  # a defect in the save: its trials are nowhere else
+                keep_unsaved()
+                raise
+            if not saved:
                 print(f"error: {printable(window.statusBar().currentMessage())}", file=sys.stderr)
                 status["code"] = 1
                 keep_unsaved()  # (the autosave was let go at the exit, and every trial with it)
@@ -558,11 +564,15 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                 save_new_file()
             except Exception:  # noqa: BLE001 - a second defect: said, and the exit stays 1
                 traceback.print_exc()
+        elif "defect" in status:
+            keep_unsaved()  # no SESSION: its trials stay in the autosave, and where is said
         if "signal" in status:
             print("interrupted" if status["signal"] == signal.SIGINT else "terminated", file=sys.stderr)
             if new_file:  # the run's trials go to SESSION, as at its end (they went to an autosave)
                 window.stop_run_unshown()
                 save_new_file()
+            else:
+                keep_unsaved()  # no SESSION: its trials stay in the autosave, and where is said
             _close_on_signal(window)
             code = 128 + status["signal"]
         else:
