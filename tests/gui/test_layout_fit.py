@@ -946,18 +946,62 @@ def test_presentation_mode_in_a_window_too_narrow_for_its_controls_still_enlarge
 
 
 def test_a_numeric_axis_too_narrow_for_its_labels_labels_every_second_or_fifth_tick(window, qtbot):
-    """pyqtgraph adds tick levels while the labels' summed widths leave room, not by their pitch:
-    in a narrow chart at a large font the trial numbers ran together ("0 1020")."""
+    """pyqtgraph labels tick levels while the labels' summed widths leave room, not by their pitch:
+    in a narrow chart at a large font the trial numbers ran together ("0 1020"). Thinned, every
+    label still reads its own tick's value, and the ticks themselves all stay."""
     from PySide6.QtGui import QFont
 
     axis = window.score_chart.plot.getAxis("bottom")
     font = QFont()
-    font.setPointSizeF(14)
+    font.setPointSizeF(13.5)
     axis.setStyle(tickFont=font)
-    levels = axis.tickValues(-5.0, 34.0, 95.0)
-    measure, gap = axis.measure()
-    for spacing, values in levels:
-        assert spacing * 95.0 / 39.0 >= measure("10") + gap or levels[0] == (spacing, values)
-    (spacing, values), *_ = levels
-    assert values == [0.0, 20.0] and spacing == 20.0
-    assert axis.tickValues(-5.0, 34.0, 600.0)[0][1] == [0.0, 10.0, 20.0, 30.0]  # room enough: as before
+
+    def labels(low: float, high: float, size: float) -> list[tuple[float, str]]:
+        levels = axis.tickValues(low, high, size)
+        return [(float(v), text) for spacing, values in levels
+                for v, text in zip(values, axis.tickStrings(values, 1.0, spacing)) if text]
+
+    assert labels(-5.0, 34.0, 95.0) == [(0.0, "0"), (20.0, "20")]
+    assert [v for v, _ in labels(-5.0, 34.0, 600.0)][:4] == [0.0, 10.0, 20.0, 30.0]  # room enough: as before
+    assert sum(len(values) for _, values in axis.tickValues(-5.0, 34.0, 95.0)) >= 4  # the marks stay
+    axis.integers = False
+    for low, high, size in ((0.01, 0.83, 90.0), (0.3, 0.9, 45.0), (1.3, 1.9, 40.0), (4000.0, 21000.0, 120.0),
+                            (12.0, 18.0, 60.0), (0.0, 1.0, 30.0)):
+        shown = labels(low, high, size)
+        assert shown, (low, high, size)
+        for value, text in shown:  # never a tick labelled with another number ("0" under 0.2)
+            assert float(text) == pytest.approx(value, abs=1e-9), (low, high, size, value, text)
+
+
+def test_presentation_mode_taken_down_twice_stays_presentation_mode(window, qtbot, monkeypatch):
+    """Fitted before the window is shown and again once it is, a presentation taken down to 130%
+    by the first pass read as no presentation in the second: the charts fell to the controls' zoom
+    and F11 was unticked."""
+    from workbench.gui.presentation import PRESENTATION_ZOOM, Zoom
+
+    monkeypatch.setattr(Zoom, "_room", lambda self: 1024)
+    window.resize(1024, 768)
+    qtbot.wait(50)
+    window.zoom.set_factor(1.3, remember=False, presenting=True)  # (what a first pass left)
+    window.zoom.fit_to_screen()
+    assert window.zoom.presentation_action.isChecked() and window.zoom.chart_factor == PRESENTATION_ZOOM
+
+
+def test_a_zoom_step_taken_back_leaves_the_remembered_zoom_as_it_was(window, qtbot, monkeypatch):
+    """In presentation mode at 1280 px a refused Ctrl+ remembered the controls' 113% as the
+    person's zoom: the next window opened at 113%, not in presentation mode."""
+    from workbench.gui.presentation import SETTINGS_KEY, Zoom
+
+    monkeypatch.setattr(Zoom, "_room", lambda self: 1280)
+    window.resize(1280, 720)
+    qtbot.wait(50)
+    window.zoom.presentation_action.setChecked(True)
+    QApplication.processEvents()
+    assert float(window.settings.value(SETTINGS_KEY)) == 1.5 and window.zoom.factor < 1.5
+    before = window.zoom.factor
+    window.zoom.zoom_in()
+    assert window.zoom.factor == before and "zoom stays at" in window.statusBar().currentMessage()
+    assert float(window.settings.value(SETTINGS_KEY)) == 1.5 and window.zoom.chart_factor == 1.5
+    window.statusBar().showMessage(window.zoom.said)
+    window.zoom.presentation_action.setChecked(False)  # F11 off: the note of its zoom goes with it
+    assert window.statusBar().currentMessage() == ""

@@ -156,10 +156,6 @@ def is_number_label(text: str) -> bool:
     return True
 
 
-#: Every how many ticks of its coarsest level a crowded numeric axis labels: round multiples.
-_THINNING = tuple(m * 10**e for e in range(12) for m in (1, 2, 5))
-
-
 class ReadableAxis(CategoryAxis):
     """A numeric axis that can show categories too (``set_categories``; an empty list makes it
     numeric again). In log mode it is labelled with plain numbers that fit: decades, 1-2-5 or
@@ -177,6 +173,8 @@ class ReadableAxis(CategoryAxis):
         #: ordinary numbers, since no label at all would leave the axis unreadable.
         self.values_only = False
         self._by_category = False  # how the last paint labelled the axis
+        #: The linear values the last tick choice labels (None: every tick pyqtgraph labels).
+        self._linear_labelled: list[float] | None = None
         #: Whole numbers only (trial numbers): a run's first two trials read "0 0.5 1".
         self.integers = False
 
@@ -208,34 +206,46 @@ class ReadableAxis(CategoryAxis):
         return [(None, [math.log10(v) for v in labelled]), (None, [math.log10(v) for v in minor])]
 
     def _apart(self, levels: list[Any], low: float, high: float, size: float) -> list[Any]:
-        """The tick levels whose labels stand apart at this size; the coarsest, when its own labels
-        would touch, keeps every 2nd, 5th, 10th ... of them. pyqtgraph adds levels while the labels'
-        summed widths leave room on the axis, without looking at their pitch: in a narrow chart at
-        a large font (presentation mode on a small screen) the trial numbers ran together,
-        "0 1020"."""
+        """``levels`` as they are (every tick mark and grid line stays), with the values to label
+        noted for :meth:`tickStrings`: those of the coarsest level, every k-th of them when their
+        labels would touch (its round multiples when they are as many), and each finer level's while its labels stand apart.
+        pyqtgraph labels a level while the labels' summed widths leave room on the axis, without
+        looking at their pitch: in a narrow chart at a large font (presentation mode on a small
+        screen) the trial numbers ran together, "0 1020"."""
+        self._linear_labelled = None
         if high <= low or size <= 0:
             return levels
         measure, gap = self.measure()
         per_unit = size / (high - low)
-        kept: list[Any] = []
+        labelled: list[float] = []
         for spacing, values in levels:
-            shown = self.tickStrings(list(values), 1.0, spacing) if values else []
-            widest = max((measure(text) for text in shown), default=0.0)
+            if not values:
+                continue
+            texts = pg.AxisItem.tickStrings(self, list(values), 1.0, spacing)
+            widest = max((measure(text) for text in texts), default=0.0)
             pitch = spacing * per_unit
-            if kept and pitch < widest + gap:
-                break  # this level's labels, between the coarser ones, would touch their neighbours
-            if not kept and values and 0 < pitch < widest + gap:
-                every = next(k for k in _THINNING if k * pitch >= widest + gap)
-                values = [v for v in values if round(float(v) / spacing) % every == 0] or list(values[:1])
-                spacing *= every
-            kept.append((spacing, values))
-        return kept
+            if pitch >= widest + gap:
+                labelled += [float(v) for v in values]
+                continue
+            if not labelled and pitch > 0:  # the coarsest level: every k-th, the round multiples if as many
+                every = max(2, math.ceil((widest + gap) / pitch))
+                multiples = [float(v) for v in values if round(float(v) / spacing) % every == 0]
+                stepped = [float(v) for v in values[::every]]
+                labelled = multiples if len(multiples) >= len(stepped) else stepped
+            break  # (a finer level's labels would touch their neighbours)
+        self._linear_labelled = labelled
+        return levels
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
         if self._by_category:
             return super().tickStrings(values, scale, spacing)
         if not self.logMode:
-            return pg.AxisItem.tickStrings(self, values, scale, spacing)
+            texts = pg.AxisItem.tickStrings(self, values, scale, spacing)
+            shown = self._linear_labelled
+            if shown is None:
+                return texts
+            return [text if any(math.isclose(float(v), w, rel_tol=1e-9, abs_tol=1e-12 * max(1.0, abs(w)))
+                                for w in shown) else "" for v, text in zip(values, texts)]
         numbers = [10.0 ** float(v) for v in values]
         labelled = [v for v in numbers if any(math.isclose(v, w, rel_tol=1e-9) for w in self.labelled)]
         texts = dict(zip(labelled, format_ticks(labelled)))

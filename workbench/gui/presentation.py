@@ -180,7 +180,9 @@ class Zoom:
         before = self.factor
         # still presentation mode, its charts as large, the controls as large as this window fits:
         # ticked, so F11 turns it off (unticked, each F11 turned it "on" again at the same zoom)
-        presenting = before >= PRESENTATION_ZOOM - 1e-6
+        # (the tick, not the factor: a first pass, before the window was shown, may have taken a
+        # presentation down to 130% already, which the second pass read as no presentation)
+        presenting = self.presentation_action.isChecked() or before >= PRESENTATION_ZOOM - 1e-6
         while self.factor > 1.0 and (self.window.minimumSizeHint().width() > room
                                      or (shown and self._tool_bar_overflows())):
             self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False, presenting=presenting)
@@ -216,17 +218,26 @@ class Zoom:
         steps in presentation mode), and a reset zoom left it that wide. The step is taken back and
         the status bar says why."""
         before, presenting = self.factor, self.presentation_action.isChecked()
+        remembered = self.window.settings.value(SETTINGS_KEY)  # what a step taken back leaves as it was
         room = self._room()
         self.set_factor(self.factor * ZOOM_STEP, presenting=presenting or None)
         if self.factor <= before:
             return
+
+        def take_back() -> None:
+            self.set_factor(before, remember=False, presenting=presenting)
+            if remembered is None:
+                self.window.settings.remove(SETTINGS_KEY)
+            else:
+                self.window.settings.setValue(SETTINGS_KEY, remembered)
+
         if self.window.minimumSizeHint().width() > room:
-            self.set_factor(before, presenting=presenting)
+            take_back()
             self.window.statusBar().showMessage(
                 f"zoom stays at {before:.0%}: larger, the window's controls would need more than {room} px, "
                 "the width of the window or its screen", 8000)
         elif why := self._tool_bar_short():
-            self.set_factor(before, presenting=presenting)
+            take_back()
             said = ("the run's progress would need a row of its own" if why == "wrap" else
                     "the tool bar would move the run's controls into its overflow menu")
             self.window.statusBar().showMessage(
@@ -289,6 +300,8 @@ class Zoom:
         self.set_factor(self.factor / ZOOM_STEP)
 
     def _on_presentation(self, on: bool) -> None:
+        if not on and self.said and self.window.statusBar().currentMessage() == self.said:
+            self.window.statusBar().clearMessage()  # (it spoke of the presentation just left)
         self.set_factor(PRESENTATION_ZOOM if on else 1.0)
         if on and self.window.isVisible():
             # as a zoom step is taken back: at 1280 px, 150 % moved the progress bar and the run's
