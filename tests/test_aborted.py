@@ -230,6 +230,14 @@ def test_aborted_candidates_whose_kept_figures_miss_another_limit_are_not_re_mea
     every = Constraints(max_latency_ms=100.0, extra=(Bound("registers", "<=", registers[0] - 1),))
     assert rank(session.trials, every, session.weights).aborted_note().endswith(
         f"; all 6 already miss registers <= {shown_int(registers[0] - 1)}, which measuring again cannot change")
+    # no latency limit in force: only the other limit keeps some out (it said "the limit in force")
+    unlimited = rank(session.trials, Constraints(extra=(limit,)), session.weights).aborted_note()
+    assert f"{6 - missing} of them may meet the limits in force: re-measure them" in unlimited, unlimited
+    # over the latency limit in force and missing another: relaxing it helps only the others
+    tight = Constraints(max_latency_ms=1e-6, extra=(limit,))
+    assert rank(session.trials, tight, session.weights).aborted_note().endswith(
+        f"; {missing} of them already miss{'es' if missing == 1 else ''} {limit.shown}, which measuring again cannot "
+        f"change; relax it to re-measure the other {6 - missing}")
     said = nothing_to_remeasure(session, RunRequest(constraints=every))
     assert said == (f"nothing to re-measure: 6 candidates stopped early, 6 already miss registers <= "
                     f"{shown_int(registers[0] - 1)}, which measuring again cannot change"), said

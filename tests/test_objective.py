@@ -564,3 +564,14 @@ def test_the_explanation_counts_a_config_measured_twice_once() -> None:
     ranking = rank([ok(0, latency_ms=1.0), ok(1, latency_ms=2.0), ok(2, latency_ms=3.0), again])
     assert ranking.n_feasible == 4 and ranking.feasible_configs() == 3
     assert ranking.explain(ranking.best) == "lowest latency among 3 feasible configs"
+
+
+def test_among_equal_scores_the_faster_config_is_recommended_then_the_earlier() -> None:
+    """A score of metrics other than latency ties between configs of very different speed (the
+    most accurate ones): the earliest evaluated was recommended, a 1.8 ms config beside one of
+    1.0 ms with the same score."""
+    trials = [ok(0, latency_ms=1.8, quality=1.0), ok(1, latency_ms=3.0, quality=0.5),
+              ok(2, latency_ms=1.0, quality=1.0), ok(3, latency_ms=1.0, quality=1.0)]
+    r = rank(trials, Constraints(), Weights({"latency_ms": 0, "quality": 1}))
+    assert r.score[0] == r.score[2] == r.score[3]
+    assert r.order.tolist() == [2, 3, 0, 1] and r.best == 2

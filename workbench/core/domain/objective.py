@@ -881,7 +881,8 @@ class Ranking:
                         f"{'it' if aborted == 1 else f'all {aborted}' if not done else f'the other {aborted}'} "
                         f"{'already ' + miss}")
             seen = f", the fastest at least {float(over.min()):.4g} ms" if np.isfinite(over).any() else ""
-            way = f"relax it, then re-measure them ({how})" if waits_for_relaxing else "relax it to re-measure them"
+            them = f"the other {over.size}" if n_settled else "them"  # (relaxing cannot help the settled ones)
+            way = f"relax it, then re-measure {them} ({how})" if waits_for_relaxing else f"relax it to re-measure {them}"
             settled_too = f"; {n_settled} of them already {miss}" if n_settled else ""
             # (stopped under the limit in force, or under an earlier one: a trial keeps only its bound)
             return (f"{total} stopped early as hopeless under a latency limit{since}{seen}, over the limit in force "
@@ -895,9 +896,10 @@ class Ranking:
             rest = f"of the other {left}, {over.size} {'is' if over.size == 1 else 'are'} {slow} and {n_settled} already {miss}"
         else:
             rest = f"the other {left} {'is' if left == 1 else 'are'} {slow}" if over.size else f"the other {left} already {miss}"
-        in_force = f" ({limit:g} ms)" if limit is not None else ""
+        # (with no latency limit in force only other limits can keep some out: "the limits")
+        in_force = f"the limit in force ({limit:g} ms)" if limit is not None else "the limits in force"
         return (f"{total} stopped early as hopeless under an earlier latency limit{since}; {worth} of "
-                f"{'them' if not done else f'the other {aborted}'} may meet the limit in force{in_force}: "
+                f"{'them' if not done else f'the other {aborted}'} may meet {in_force}: "
                 f"re-measure them ({how}); {rest}")
 
     def _weighted_names(self) -> str:
@@ -1069,10 +1071,13 @@ def rank(
     feasible &= ~unscored
 
     rows = np.flatnonzero(feasible)
-    # best first; ties broken by earlier evaluation (stable sort on the negated score)
-    order = rows[np.argsort(-score[rows], kind="stable")]
-
     latency = table.column(LATENCY)
+    # best first; among equal scores the faster config (a score of metrics other than latency,
+    # say the most accurate, ties between configs of very different speed, and the earlier one
+    # was recommended however slow), then the earlier evaluation
+    speed = np.where(np.isfinite(latency[rows]), latency[rows], np.inf)
+    order = rows[np.lexsort((rows, speed, -score[rows]))]
+
     memory = table.column(MEMORY)
     default_row = table.latest_position(default) if default else None
     by_latency = table.pareto_order()
