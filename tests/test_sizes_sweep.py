@@ -1094,7 +1094,29 @@ def test_resuming_a_sweep_whose_short_sizes_have_nothing_left_is_refused_and_lea
         f"error: nothing left to measure: the search measured every config it could find at cols=4 after "
         f"{counts[0]} evaluations, and every other size of the sweep has its 20 evaluations; add sizes to --sizes")
     assert out.read_bytes() == before
+    # more evaluations per size find nothing more there either (the new budget forgot the end):
+    # only cols=64 is measured further
+    assert cli("tune", "--resume", out, "--budget", "30", "--quiet").returncode == 0
+    assert [len(g) for g in trials_by_problem(load_session(out)).values()] == [counts[0], 30]
+    out.write_bytes(before)
     assert cli("tune", "--resume", out, "--sizes", "cols=8", "--quiet").returncode == 0  # a size added: it runs
+
+
+def test_a_sweep_resumed_with_its_domains_widened_searches_a_size_that_had_nothing_left(tmp_path) -> None:
+    """A size that measured every config of a narrowed space ended "exhausted"; widened in the
+    window, the space has configs it never saw, and the resume was refused as nothing left."""
+    from workbench.runner.controller import resume_run
+
+    out = tmp_path / "ex.json"
+    full = {"threads_per_row": [4, 8, 16, 32, 64, 128, 256, 512, 1024], "rows_per_block": [1, 2, 4, 8, 16],
+            "vector_width": [1, 2, 4], "reduction": ["warp", "block"], "algorithm": ["two_pass", "welford", "sum_squares"]}
+    narrow = dict(full, algorithm=["two_pass"], rows_per_block=[4, 8])
+    start_run(RunRequest(kernel="layernorm", backend="sim", strategy="random", budget=20, sizes={"cols": [16, 32]},
+                         domains=narrow, backend_options={"compile": "estimate"}), out).run()
+    counts = [len(g) for g in trials_by_problem(load_session(out)).values()]
+    assert counts[0] < 20, counts  # (cols=16 measured every config of the narrowed space)
+    finished = resume_run(out, RunRequest(domains=full)).run()
+    assert finished.evaluations > 0
 
 
 def test_a_sweeps_eta_under_a_time_limit_counts_each_size_up_to_its_limit(tmp_path: Path) -> None:

@@ -679,10 +679,14 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         if request.sizes:
             plan = plan.merged(request.sizes)
         budget = request.budget or plan.budget
+        # a size that ended early under the old number is due more under a new one, except one
+        # that measured every config its search could find: more evaluations find nothing more
+        # there (unless the space changes: domains edited in the window, below)
+        ended = plan.ended if budget == plan.budget else {
+            key: mark for key, mark in plan.ended.items() if mark[0] == "exhausted"}
         plan = dataclasses.replace(plan, budget=budget,
                                    warm_start=plan.warm_start if request.warm_start is None else request.warm_start,
-                                   # a size that ended early under the old number is due more under a new one
-                                   ended=plan.ended if budget == plan.budget else {})
+                                   ended=ended)
     # Sizes the person did not give come from the session file (its extra.sweep): say so.
     where = "{sizes}" if request.sizes else f"the session's size sweep (extra.{SWEEP_KEY} in its file)"
     plan = _resolved_plan(spec, plan, session.problem, where)
@@ -692,10 +696,11 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
     counts = [(p, len(groups.get(problem_key(p), ()))) for p in problems]
     # a size whose search measured every config it could find (ended "exhausted", its trials the
     # same since) has nothing left: run again, it proposed nothing and rewrote the file
-    used_up = [(p, n) for p, n in counts if n < plan.budget and plan.ended_at(p, n) == "exhausted"]
+    used_up = [(p, n) for p, n in counts if n < plan.budget and plan.ended_at(p, n) == "exhausted"
+               and request.domains is None]  # (edited domains: a space of other configs, searched anew)
     todo = [SizeRun(p, plan.budget - n) for p, n in counts if n < plan.budget and (p, n) not in used_up]
     if not todo and used_up:
-        spent = ", ".join(f"{', '.join(f'{k}={p[k]}' for k in plan.sizes)} after {counted(n, 'evaluation')}"
+        spent = "; ".join(f"{', '.join(f'{k}={p[k]}' for k in plan.sizes)} after {counted(n, 'evaluation')}"
                           for p, n in used_up[:4])
         more = f" and {len(used_up) - 4} more" if len(used_up) > 4 else ""
         rest = (f", and every other size of the sweep has its {plan.budget} evaluations"
