@@ -666,3 +666,6 @@ def test_a_space_whose_valid_configs_cannot_be_counted_in_time_is_still_searched
         strategy.tell([Trial(len(seen) - len(configs) + k, c, Measurement(Status.OK, {"latency_ms": 1.0 + k}))
                        for k, c in enumerate(configs)])
     assert len({c.id for c in seen}) == len(seen)
+    # and behind the cost model's pruning (tune --cost-model), which asks for more than it keeps
+    pruned = with_pruning(create_strategy(name, space, seed=0), lambda config: 1.0, 0.5)
+    assert pruned.ask(4)

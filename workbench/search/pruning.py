@@ -22,7 +22,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import SpaceError, WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Measurement, Status, Trial
 from workbench.core.domain.objective import Bound
 from workbench.core.domain.pareto import pareto_ranks
@@ -124,7 +124,11 @@ class Pruned(Strategy):
         """How many proposals to ask the inner strategy for, so that ``keep_fraction`` of them is
         ``n``: never more than the configs not measured yet, which is also what keeps a tiny
         fraction (1e-320, whose ``n / fraction`` is infinite) from asking for the impossible."""
-        left = max(n, self.space.count() - len(self.measured))
+        try:
+            count = self.space.count()
+        except SpaceError:  # restrictions too costly to count: the product of the domains bounds it
+            count = self.space.cartesian_size
+        left = max(n, count - len(self.measured))
         wanted = n / self.keep_fraction
         return left if wanted >= left else max(n, math.ceil(wanted))
 
