@@ -1394,5 +1394,9 @@ def test_sessions_exported_together_are_pointed_to_a_size_they_all_measured() ->
     with pytest.raises(WorkbenchError, match=r"2 sizes in common: pick one with --at NAME=VALUE \(e.g. --at n=512\), "
                                              "or export them all with --format dispatch$"):
         plan_export([one, same_gpu])
-    with pytest.raises(WorkbenchError, match="the 2 sessions share no measured size: an export serves one problem"):
+    with pytest.raises(WorkbenchError, match="the 2 sessions share no measured size: an export serves one problem, so "
+                                             r"export them one at a time with --at NAME=VALUE \(show FILE lists each "
+                                             r"one's sizes\)$"):
         plan_export([one, sweep("GPU Y", [100])])
+    with pytest.raises(WorkbenchError, match=r"share no measured size: .*, or export them all with --format dispatch$"):
+        plan_export([one, sweep("GPU X", [100])])  # (one GPU's sweeps make one dispatch together)

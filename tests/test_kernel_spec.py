@@ -573,9 +573,10 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
     # a header's error is said at its own file and line, not at a "line 0" of the source
     assert [str(d) for d in parse_compiler_log(log, "saxpy.cu")][1] == "other.h, line 2: error: x"
     # the entry the spec names is no kernel of the module (a C++ name): said once, at its definition
-    mangled = check_draft(SPEC, SOURCE.replace('extern "C" ', ""))
+    commented = "// saxpy(x, y) under __launch_bounds__: a comment names both first\n" + SOURCE
+    mangled = check_draft(SPEC, commented.replace('extern "C" ', ""))
     (entry,) = [d for d in mangled.diagnostics if d.severity == "error"]
-    defined = next(n for n, line in enumerate(SOURCE.splitlines(), 1) if "saxpy(" in line)
+    defined = next(n for n, line in enumerate(commented.splitlines(), 1) if "saxpy(" in line and "//" not in line)
     assert str(entry).startswith(f"line {defined}: error: entry 'saxpy' is not a kernel of the compiled module"), entry
     none_valid = dict(SPEC, restrictions=["block_size > 4096"])  # said as leaving nothing, not only the default
     first = check_draft(none_valid, SOURCE).diagnostics[0]

@@ -342,7 +342,8 @@ def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None,
                                  f"(e.g. {example}){dispatch}")
         raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}, and the "
                              f"{len(together)} sessions share no measured size: an export serves one problem, so "
-                             "export them one at a time with --at NAME=VALUE (show FILE lists each one's sizes)")
+                             "export them one at a time with --at NAME=VALUE (show FILE lists each one's sizes)"
+                             f"{dispatch}")
     example = " ".join(f"--at {n}={measured[0].get(n)}" for n in names)  # one flag per name, as typed
     # a dispatch picks by one size parameter: a grid over several is refused there, so not offered
     dispatch = ", or export them all with --format dispatch" if len(names) == 1 else ""

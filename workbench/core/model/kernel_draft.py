@@ -100,8 +100,9 @@ def parse_compiler_log(log: str, source_name: str) -> list[Diagnostic]:
 
 
 def _line_of(source: str, pattern: str) -> int:
-    """The line of ``source`` where ``pattern`` (a regular expression) first matches; 0 for none."""
-    match = re.search(pattern, source)
+    """The line of ``source`` where ``pattern`` (a regular expression) first matches outside its
+    comments and strings; 0 for none."""
+    match = re.search(pattern, strip_comments(source))
     return source.count("\n", 0, match.start()) + 1 if match else 0
 
 
