@@ -30,7 +30,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.objective import Constraints, Weights
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session, save_session
-from workbench.core.domain.space import SearchSpace, Slot
+from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.core.domain.templates import load_templates
 from workbench.runner.plan import make_backend_spec, new_session, open_target
 
@@ -611,3 +611,32 @@ def test_a_size_parameter_the_sizes_do_not_vary_in_is_named_as_such() -> None:
                                              r"\(they vary in n\)$"):
         _size_parameter(problems, "alpha")
     assert _size_parameter(problems, "n") == "n" and _size_parameter(problems, None) == "n"
+
+
+def test_notes_of_configs_ruled_out_in_their_ranges_stay_few_and_never_name_a_size_below_the_measured() -> None:
+    """A sweep of powers of two under a divisibility rule gave a note of 300 characters per range
+    (22 of them), and a sweep measured from 0 was checked, and named, at -1."""
+    blocks = (8, 16, 32, 64, 128, 256)
+    slots = [Slot("block", blocks, "launch")]
+    space = SearchSpace(slots, ["n % block == 0"], {"n": 2048})
+    session = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"}, problem={"n": 2048})
+    index = 0
+    for n, best in zip((64, 128, 256, 512, 1024, 2048), blocks):
+        for block in blocks:
+            if n % block == 0:
+                latency = 1.0 if block == best else 2.0
+                session.add(Trial(index, Config({"block": block}), Measurement(Status.OK, {"latency_ms": latency}),
+                                  problem={"n": n}))
+                index += 1
+    plan = plan_dispatch([session], tolerance=0.0)
+    said = [note for note in plan.notes if "is not valid at every size" in note or "more range" in note]
+    assert len(plan.ranges) == 6 and len(said) == 4, said
+    assert said[-1] == "3 more ranges hand out a config the template's restrictions rule out at some of their sizes (as above)"
+    low = Session(kernel="k", kind="recording", space=SearchSpace(slots, ["n >= 0"], {"n": 0}), device={"name": "GPU X"},
+                  problem={"n": 0})
+    for index, (n, block, latency) in enumerate([(0, 8, 1.0), (0, 16, 2.0), (100, 16, 1.0), (100, 8, 2.0)]):
+        low.add(Trial(index, Config({"block": block}), Measurement(Status.OK, {"latency_ms": latency}), problem={"n": n}))
+    from workbench.core.io.dispatch import _probe_sizes
+
+    assert min(_probe_sizes(None, 10, [0, 100], True)) == 0
+    assert not [note for note in plan_dispatch([low], tolerance=0.0).notes if "is not valid" in note]

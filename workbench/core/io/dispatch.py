@@ -335,6 +335,8 @@ def plan_dispatch(
     )
 
 
+#: Ranges whose refused sizes get a note of their own; the others are counted in one more.
+MAX_REFUSED_NOTES = 3
 #: Sizes of a range checked one by one when it holds at most this many integers; a wider range is
 #: checked at its ends, around each measured size and at a spread of sizes between.
 ALL_SIZES_CHECKED = 512
@@ -351,7 +353,8 @@ def _probe_sizes(lower: float | int | None, upper: float | int | None, measured:
     low = lower if lower is not None else (min(measured) / 2 if min(measured) > 0 else min(measured) - 1)
     high = upper if upper is not None else (max(measured) * 2 if max(measured) > 0 else max(measured) + 1)
     if integer:
-        a, b = max(math.ceil(low), 1 if min(measured) >= 1 else math.ceil(low)), math.ceil(high) - 1
+        floor = 1 if min(measured) >= 1 else 0 if min(measured) >= 0 else math.ceil(low)  # (no size below 0 if none was)
+        a, b = max(math.ceil(low), floor), math.ceil(high) - 1
         if b < a:
             return []
         if b - a < ALL_SIZES_CHECKED:
@@ -364,7 +367,8 @@ def _probe_sizes(lower: float | int | None, upper: float | int | None, measured:
         else:
             picked |= {v + d for v in (round(a + (b - a) * k / 127) for k in range(128)) for d in (0, 1)}
         return sorted(v for v in picked if a <= v <= b)
-    points = {*(m for m in measured if low <= m < high), low, *(low + (high - low) * k / 64 for k in range(64))}
+    near = [m * (1 + d) for m in measured for d in (-1e-6, 0.0, 1e-6)]  # each measured size and beside it
+    points = {*near, low, high - (high - low) * 1e-9, *(low + (high - low) * k / 64 for k in range(64))}
     return sorted(v for v in points if low <= v < high and math.isfinite(v))
 
 
@@ -378,7 +382,7 @@ def _refused_sizes(space: Any, fixed: dict[str, Any], name: str, integer: bool, 
         return []
     measured = [f.size for r in ranges for f in r.sizes]
     spaces: dict[float | int, Any] = {}
-    notes = []
+    notes: list[str] = []
     for index, r in enumerate(ranges):
         lower = ranges[index - 1].upper if index > 0 else None
         config = configs[r.config]
@@ -404,6 +408,10 @@ def _refused_sizes(space: Any, fixed: dict[str, Any], name: str, integer: bool, 
                          f"rule{'' if len(rules) > 1 else 's'} it out at {name} = {shown}{more} "
                          f"(of {len(probes)} sizes checked in that range); the dispatch returns it there all the same, "
                          "so check a size against the restrictions before launching, or tune that size too")
+    if len(notes) > MAX_REFUSED_NOTES:  # (a sweep of powers of two under a divisibility rule: one per range)
+        others = len(notes) - MAX_REFUSED_NOTES
+        notes = notes[:MAX_REFUSED_NOTES] + [f"{others} more range{'s' if others != 1 else ''} hand out a config "
+                                             "the template's restrictions rule out at some of their sizes (as above)"]
     return notes
 
 
