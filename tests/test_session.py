@@ -414,8 +414,8 @@ def test_an_empty_session_file_beside_its_journal_names_the_journal(tmp_path: Pa
     assert len(load_session(out).trials) == 3
 
 
-def test_save_mid_run_removes_journal_and_later_trials_still_survive(tmp_path: Path) -> None:
-    out = tmp_path / "out.json"
+def _journalling_three_of_six(out: Path) -> tuple[Session, list[Trial], Journal]:
+    """An empty session journalled at ``out``, six trials to add and the first three added."""
     session = make_session(0)
     trials = make_session(6).trials
     journal = Journal(out)
@@ -423,6 +423,12 @@ def test_save_mid_run_removes_journal_and_later_trials_still_survive(tmp_path: P
     for trial in trials[:3]:
         session.add(trial)
         journal.append(trial)
+    return session, trials, journal
+
+
+def test_save_mid_run_removes_journal_and_later_trials_still_survive(tmp_path: Path) -> None:
+    out = tmp_path / "out.json"
+    session, trials, journal = _journalling_three_of_six(out)
     save_session(session, out)  # removes the journal while it is still open
     assert not journal_path(out).exists()
     for trial in trials[3:]:
@@ -439,13 +445,7 @@ def test_a_journal_removed_by_another_hand_mid_run_is_started_again_with_every_t
     covered it: removed by hand (or a cleaner), the trials it had held and no file had were lost
     at the next kill. A file another program put at its name is not written over."""
     out = tmp_path / "out.json"
-    session = make_session(0)
-    trials = make_session(6).trials
-    journal = Journal(out)
-    journal.start(session)
-    for trial in trials[:3]:
-        session.add(trial)
-        journal.append(trial)
+    session, trials, journal = _journalling_three_of_six(out)
     journal_path(out).unlink()  # by hand: nothing saved these three
     for trial in trials[3:5]:
         session.add(trial)
