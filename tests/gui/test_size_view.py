@@ -560,3 +560,15 @@ def test_a_sweep_whose_sizes_were_added_later_shows_them_in_order_of_size(window
     save_session(session, path)
     window.open_session(str(path))
     assert window.toolbar.sizes.text() == "n=64,4096,1048576"
+
+
+def test_a_picture_of_the_sizes_tab_after_a_run_shows_the_run(window, qtbot):
+    """Built before the run (``gui --run ... --tab sizes --screenshot``), the tab refreshes on a
+    timer after the last trial, and the picture, taken once the views settled, read "no session"."""
+    window.show_tab("sizes")
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 3,
+                          "options": {"compile": "estimate"}})
+    window.settle_views()
+    assert "no session" not in window.size_view.status.text()
+    assert "one problem size" in window.size_view.status.text(), window.size_view.status.text()

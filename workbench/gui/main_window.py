@@ -855,6 +855,8 @@ class MainWindow(WindowRuns):
         the background for the session shown: a picture taken at once showed the Importance tab
         "computing over 40 trials..." with empty axes, or a mid-run result. At most ``seconds``."""
         deadline = time.monotonic() + seconds
+        if self.pages.is_built("sizes"):  # (it refreshes on a timer after the last trial: now)
+            self.size_view.refresh()
         if self.pages.is_built("importance"):
             view = self.importance
             view.refresh()  # (a refresh its timer still waits for, now: it is the one to show)
