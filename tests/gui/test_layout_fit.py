@@ -1005,3 +1005,23 @@ def test_a_zoom_step_taken_back_leaves_the_remembered_zoom_as_it_was(window, qtb
     window.statusBar().showMessage(window.zoom.said)
     window.zoom.presentation_action.setChecked(False)  # F11 off: the note of its zoom goes with it
     assert window.statusBar().currentMessage() == ""
+
+
+def test_a_share_axis_too_narrow_for_its_percentages_thins_them(window, qtbot):
+    """The importance bars' axis of shares is no numeric axis of the charts: its percentages ran
+    together at a large font in a narrow plot ("10%20%30%")."""
+    from PySide6.QtGui import QFont
+
+    from workbench.gui.plot_axes import ShareAxis
+
+    axis = ShareAxis("bottom")
+    font = QFont()
+    font.setPointSizeF(13.5)
+    axis.setStyle(tickFont=font)
+    levels = axis.tickValues(0.0, 0.45, 110.0)
+    shown = [(v, text) for spacing, values in levels for v, text in zip(values, axis.tickStrings(values, 1.0, spacing))
+             if text]
+    measure, gap = axis.measure()
+    pixels = [v / 0.45 * 110.0 for v, _ in shown]
+    assert len(shown) >= 2 and all(b - a >= measure("40%") for a, b in zip(pixels, pixels[1:])), shown
+    assert all(text == f"{v * 100:.0f}%" for v, text in shown)

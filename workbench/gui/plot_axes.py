@@ -46,6 +46,52 @@ class _MeasuredAxis(pg.AxisItem):
             return (lambda _text: line), line * self.spacing()[0]
         return metrics.horizontalAdvance, metrics.horizontalAdvance("M") * self.spacing()[1]
 
+    #: The linear values the last tick choice labels (None: every tick pyqtgraph labels).
+    _linear_labelled: list[float] | None = None
+
+    def _apart(self, levels: list[Any], low: float, high: float, size: float) -> list[Any]:
+        """``levels`` as they are (every tick mark and grid line stays), with the values to label
+        noted for :meth:`_only_apart`: those of the coarsest level, every k-th of them when their
+        labels would touch (its round multiples when they are as many), and each finer level's
+        while its labels stand apart. pyqtgraph labels a level while the labels' summed widths
+        leave room on the axis, without looking at their pitch: in a narrow chart at a large font
+        (presentation mode on a small screen) the trial numbers ran together, "0 1020"."""
+        self._linear_labelled = None
+        if high <= low or size <= 0:
+            return levels
+        measure, gap = self.measure()
+        per_unit = size / (high - low)
+        labelled: list[float] = []
+        for spacing, values in levels:
+            if not values:
+                continue
+            texts = self._plain_texts(list(values), spacing)
+            widest = max((measure(text) for text in texts), default=0.0)
+            pitch = spacing * per_unit
+            if pitch >= widest + gap:
+                labelled += [float(v) for v in values]
+                continue
+            if not labelled and pitch > 0:  # the coarsest level: every k-th, the round multiples if as many
+                every = max(2, math.ceil((widest + gap) / pitch))
+                multiples = [float(v) for v in values if round(float(v) / spacing) % every == 0]
+                stepped = [float(v) for v in values[::every]]
+                labelled = multiples if len(multiples) >= len(stepped) else stepped
+            break  # (a finer level's labels would touch their neighbours)
+        self._linear_labelled = labelled
+        return levels
+
+    def _plain_texts(self, values: list[float], spacing: float) -> list[str]:
+        """The labels of one tick level as the axis writes them, before any is left out."""
+        return list(pg.AxisItem.tickStrings(self, values, 1.0, spacing))
+
+    def _only_apart(self, values: list[float], texts: list[str]) -> list[str]:
+        """``texts`` with those :meth:`_apart` left out blank (all of them kept when it chose none)."""
+        shown = self._linear_labelled
+        if shown is None:
+            return texts
+        return [text if any(math.isclose(float(v), w, rel_tol=1e-9, abs_tol=1e-12 * max(1.0, abs(w)))
+                            for w in shown) else "" for v, text in zip(values, texts)]
+
 
 class CategoryAxis(_MeasuredAxis):
     """Labels at given positions (slot values, axis names, sizes), fitted to the axis at paint
@@ -173,8 +219,6 @@ class ReadableAxis(CategoryAxis):
         #: ordinary numbers, since no label at all would leave the axis unreadable.
         self.values_only = False
         self._by_category = False  # how the last paint labelled the axis
-        #: The linear values the last tick choice labels (None: every tick pyqtgraph labels).
-        self._linear_labelled: list[float] | None = None
         #: Whole numbers only (trial numbers): a run's first two trials read "0 0.5 1".
         self.integers = False
 
@@ -205,64 +249,36 @@ class ReadableAxis(CategoryAxis):
         self.labelled = labelled
         return [(None, [math.log10(v) for v in labelled]), (None, [math.log10(v) for v in minor])]
 
-    def _apart(self, levels: list[Any], low: float, high: float, size: float) -> list[Any]:
-        """``levels`` as they are (every tick mark and grid line stays), with the values to label
-        noted for :meth:`tickStrings`: those of the coarsest level, every k-th of them when their
-        labels would touch (its round multiples when they are as many), and each finer level's while its labels stand apart.
-        pyqtgraph labels a level while the labels' summed widths leave room on the axis, without
-        looking at their pitch: in a narrow chart at a large font (presentation mode on a small
-        screen) the trial numbers ran together, "0 1020"."""
-        self._linear_labelled = None
-        if high <= low or size <= 0:
-            return levels
-        measure, gap = self.measure()
-        per_unit = size / (high - low)
-        labelled: list[float] = []
-        for spacing, values in levels:
-            if not values:
-                continue
-            texts = pg.AxisItem.tickStrings(self, list(values), 1.0, spacing)
-            widest = max((measure(text) for text in texts), default=0.0)
-            pitch = spacing * per_unit
-            if pitch >= widest + gap:
-                labelled += [float(v) for v in values]
-                continue
-            if not labelled and pitch > 0:  # the coarsest level: every k-th, the round multiples if as many
-                every = max(2, math.ceil((widest + gap) / pitch))
-                multiples = [float(v) for v in values if round(float(v) / spacing) % every == 0]
-                stepped = [float(v) for v in values[::every]]
-                labelled = multiples if len(multiples) >= len(stepped) else stepped
-            break  # (a finer level's labels would touch their neighbours)
-        self._linear_labelled = labelled
-        return levels
-
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
         if self._by_category:
             return super().tickStrings(values, scale, spacing)
         if not self.logMode:
-            texts = pg.AxisItem.tickStrings(self, values, scale, spacing)
-            shown = self._linear_labelled
-            if shown is None:
-                return texts
-            return [text if any(math.isclose(float(v), w, rel_tol=1e-9, abs_tol=1e-12 * max(1.0, abs(w)))
-                                for w in shown) else "" for v, text in zip(values, texts)]
+            return self._only_apart(values, list(pg.AxisItem.tickStrings(self, values, scale, spacing)))
         numbers = [10.0 ** float(v) for v in values]
         labelled = [v for v in numbers if any(math.isclose(v, w, rel_tol=1e-9) for w in self.labelled)]
         texts = dict(zip(labelled, format_ticks(labelled)))
         return [texts.get(v, "") for v in numbers]
 
 
-class ShareAxis(pg.AxisItem):
+class ShareAxis(_MeasuredAxis):
     """An axis of fractions labelled as percentages (0.2 reads 20%), so that it reads like the
-    percentages drawn beside the bars it measures."""
+    percentages drawn beside the bars it measures; labels that would run together are thinned
+    as a numeric axis's are ("10%20%30%" at a large font in a narrow plot)."""
 
     def __init__(self, orientation: str = "bottom", **kwargs: Any) -> None:
         super().__init__(orientation, **kwargs)
         self.enableAutoSIPrefix(False)
 
-    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list[Any]:  # pyqtgraph override
+        low, high = sorted((float(minVal), float(maxVal)))
+        return self._apart(pg.AxisItem.tickValues(self, minVal, maxVal, size), low, high, float(size))
+
+    def _plain_texts(self, values: list[float], spacing: float) -> list[str]:
         decimals = max(0, -math.floor(math.log10(spacing * 100))) if spacing > 0 else 0
         return [f"{v * 100:.{decimals}f}%" for v in values]
+
+    def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:  # pyqtgraph override
+        return self._only_apart(values, self._plain_texts(values, spacing))
 
 
 def set_plot_font(plot_item: Any, font: QFont) -> None:
