@@ -46,8 +46,10 @@ class _MeasuredAxis(pg.AxisItem):
             return (lambda _text: line), line * self.spacing()[0]
         return metrics.horizontalAdvance, metrics.horizontalAdvance("M") * self.spacing()[1]
 
-    #: The linear values the last tick choice labels (None: every tick pyqtgraph labels).
+    #: The linear values the last tick choice labels (None: every tick pyqtgraph labels), and
+    #: all the values it chose (a value outside them, asked for by another caller, keeps its label).
     _linear_labelled: list[float] | None = None
+    _linear_ticks: list[float] = []
 
     def _apart(self, levels: list[Any], low: float, high: float, size: float) -> list[Any]:
         """``levels`` as they are (every tick mark and grid line stays), with the values to label
@@ -78,6 +80,7 @@ class _MeasuredAxis(pg.AxisItem):
                 labelled = multiples if len(multiples) >= len(stepped) else stepped
             break  # (a finer level's labels would touch their neighbours)
         self._linear_labelled = labelled
+        self._linear_ticks = [float(v) for _spacing, values in levels for v in values]
         return levels
 
     def _plain_texts(self, values: list[float], spacing: float) -> list[str]:
@@ -89,8 +92,12 @@ class _MeasuredAxis(pg.AxisItem):
         shown = self._linear_labelled
         if shown is None:
             return texts
-        return [text if any(math.isclose(float(v), w, rel_tol=1e-9, abs_tol=1e-12 * max(1.0, abs(w)))
-                            for w in shown) else "" for v, text in zip(values, texts)]
+
+        def among(value: float, these: list[float]) -> bool:
+            return any(math.isclose(value, w, rel_tol=1e-9, abs_tol=1e-12 * max(1.0, abs(w))) for w in these)
+
+        return [text if among(float(v), shown) or not among(float(v), self._linear_ticks) else ""
+                for v, text in zip(values, texts)]
 
 
 class CategoryAxis(_MeasuredAxis):
