@@ -774,3 +774,28 @@ def test_kernels_lists_a_template_whose_space_is_too_linked_to_count(tmp_path, m
     assert cli_main(["kernels", "--kernel-dir", str(folder), "--json"]) == 0
     listing = {item["name"]: item for item in json.loads(capsys.readouterr().out)}
     assert listing["saxpy"]["valid_configs"] is None and listing["vector_add"]["valid_configs"] > 0
+
+
+def test_a_python_benchmark_edited_during_its_run_is_not_measured_into_the_session(cli, tmp_path: Path) -> None:
+    """A worker that replaces one lost mid-run (a crash, a timeout) imported the file as it was
+    then: an edit made during the run was measured into the session under the first version's code
+    identity, and recommended. Such a worker refuses to start and the run ends, keeping what the
+    code it started with measured."""
+    import json
+
+    bench = tmp_path / "edited_live.py"
+    bench.write_text(
+        "import os\n"
+        "SPACE = {'a': list(range(8))}\n\n"
+        "def measure(config):\n"
+        "    if config['a'] == 1:  # the person saves an edit while the run goes on\n"
+        "        text = open(__file__).read()\n"
+        "        open(__file__, 'w').write(text.replace('5.0 +', '0.001 +'))\n"
+        "    if config['a'] == 2:\n"
+        "        os._exit(1)  # the worker is lost: a new one imports the file\n"
+        "    return {'latency_ms': 5.0 + config['a']}\n")
+    out = tmp_path / "s.json"
+    result = cli("tune", str(bench), "--strategy", "grid", "--budget", "8", "--out", str(out))
+    assert f"python benchmark {bench} changed since the run started" in result.stderr, result.stderr
+    trials = json.loads(out.read_text())["trials"]
+    assert all(t.get("metrics", {}).get("latency_ms", 5.0) >= 5.0 for t in trials), trials  # no new code's figure

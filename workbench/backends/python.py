@@ -31,6 +31,7 @@ import numbers
 import os
 import pickle
 import platform
+import shlex
 import sys
 from types import ModuleType
 from typing import Any, Callable, Mapping
@@ -300,6 +301,11 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
     raise WorkbenchError(str(value) if isinstance(value, str) else f"python benchmark {path} failed to import")
 
 
+#: The backend option that holds the code identity a run's workers must find in the file they
+#: import (set for the run only, never stored in the session's backend options).
+CODE_HASH_OPTION = "code_hash"
+
+
 def code_identities(data: bytes) -> frozenset[str]:
     """Every hash a session of the benchmark whose file holds ``data`` may record: its code's
     (:func:`_code_hash`) and its bytes' (sessions measured before the code was the identity). Read
@@ -391,7 +397,23 @@ class PythonBackend(Backend):
         )
 
     def prepare(self) -> None:
-        module = load_module(_path_of(self.spec))
+        path = _path_of(self.spec)
+        expected = self.spec.options.get(CODE_HASH_OPTION)
+        if expected:
+            # a worker started later in the run (after a crash or a timeout replaced one) imports
+            # the file as it is then: an edit made meanwhile was measured into the session, under
+            # the code identity of the version it started with
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError as exc:
+                raise WorkbenchError(f"python benchmark {path}: cannot read it ({exc.strerror or exc})") from None
+            if str(expected) not in code_identities(data):
+                raise WorkbenchError(f"python benchmark {path} changed since the run started, so its code is not "
+                                     "the code this session measures; the run stops here, keeping what it measured "
+                                     f"(tune {shlex.quote(path)} --out NEW.json measures the new code in a session "
+                                     "of its own)")
+        module = load_module(path)
         try:  # after the import: a module may move to its own folder as it loads (os.chdir(__file__'s))
             self._cwd = os.getcwd()
         except OSError:  # (a folder removed meanwhile)

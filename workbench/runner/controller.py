@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
-from workbench.backends.python import code_identities
+from workbench.backends.python import CODE_HASH_OPTION, code_identities
 from workbench.backends.replay import load_recording, reading_now
 from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
@@ -880,7 +880,7 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         strategy = Listed(space, configs=[c for c in configs if space.is_valid(c)])
     elif size is not None and warm:
         strategy = with_seeds(strategy, warm_start_configs(session, target.problem, cost=objective))
-    engine = Engine(session, strategy, spec, budget=budget, time_limit_s=settings.time_limit_s,
+    engine = Engine(session, strategy, _workers_spec(spec, session), budget=budget, time_limit_s=settings.time_limit_s,
                     workers=plan.workers, limits=limits, patience=settings.patience, output=output,
                     pool_factory=plan.pool_factory, objective=objective,
                     problem=dict(target.problem) if size is not None else None,
@@ -1097,7 +1097,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         def run_at(problem: Mapping[str, Any], configs: Sequence[Config], held: SessionLock | None) -> Run:
             at_own = problem_key(problem) == own
             sized = spec if at_own else BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)})
-            engine = Engine(session, Listed(space, configs=list(configs)), sized, budget=len(configs),
+            engine = Engine(session, Listed(space, configs=list(configs)), _workers_spec(sized, session), budget=len(configs),
                             workers=settings.workers or 1, limits=limits, output=out, objective=objective,
                             remeasure={c.id for c in configs}, problem=None if at_own else dict(problem))
             return Run(session, engine, spec, out, held, True)
@@ -1150,7 +1150,7 @@ def refine_pending(path: str | os.PathLike[str],
             # The problem is always named (no reference config is measured first) and the
             # strategy proposes nothing: the run looks at the pending trials and waits for them.
             sized = BackendSpec(spec.kind, {**spec.options, "problem": dict(problem)})
-            engine = Engine(session, Listed(space, configs=[]), sized, budget=None,
+            engine = Engine(session, Listed(space, configs=[]), _workers_spec(sized, session), budget=None,
                             workers=settings.workers or 1, limits=limits, output=out, objective=objective,
                             problem=dict(problem))
             return Run(session, engine, spec, out, held, True)
@@ -1298,6 +1298,15 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
     options.pop("delay_s", None)  # a demonstration's pace is the run's choice, not the session's
     options.update(request.backend_options)
     return BackendSpec(kind, backend_options(options))
+
+
+def _workers_spec(spec: BackendSpec, session: Session) -> BackendSpec:
+    """The spec a run's workers start from: a python benchmark's carries the code identity the
+    session records, which each worker checks in the file it imports (see ``PythonBackend.prepare``).
+    Only the run's: the session's own backend options are left as they are."""
+    if spec.kind != "python" or not session.source_hash:
+        return spec
+    return BackendSpec(spec.kind, backend_options({**spec.options, CODE_HASH_OPTION: session.source_hash}))
 
 
 def _check_relocated_code(session: Session, path: Path) -> None:
