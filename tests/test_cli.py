@@ -138,7 +138,7 @@ def test_a_python_benchmark_named_at_its_new_place_continues_the_session_copied_
     import json
     import shutil
 
-    code = ('SPACE = {"x": [1, 2, 3, 4, 5, 6]}\n\n'
+    code = ('SPACE = {"x": [1, 2, 3, 4, 5, 6]}\nNAME = "toy"  # (the session is of "toy", not of bench.py)\n\n'
             'def measure(config):\n    return {"latency_ms": 1.0 + config["x"]}\n')
     there = tmp_path / "machine a" / "bench.py"
     there.parent.mkdir()

@@ -1638,13 +1638,16 @@ def _back_up_session(out: Path, keep_file: bool = False) -> None:
 
 def _names_kernel(request: RunRequest, session: Session) -> bool:
     """Whether the request's kernel names the session's: its name, or the python benchmark file the
-    session ran (whose NAME may differ from the file's)."""
+    session ran (whose NAME may differ from the file's), also at another place under the same file
+    name (a session copied from another machine, a folder renamed: whether its code is the
+    session's is checked before it runs, see :func:`_check_relocated_code`)."""
     kernel = request.kernel or ""
     if kernel == session.kernel or (kernel.endswith(".py") and Path(kernel).stem == session.kernel):
         return True
     backend = session.backend if isinstance(session.backend, dict) else {}
     path = (backend.get("options") or {}).get("path") if backend.get("kind") == "python" else None
-    return bool(kernel.endswith(".py") and isinstance(path, str) and same_file(kernel, path))
+    return bool(kernel.endswith(".py") and isinstance(path, str)
+                and (same_file(kernel, path) or Path(kernel).name == Path(path).name))
 
 
 def _not_a_file(path: Path) -> str | None:
