@@ -1404,6 +1404,31 @@ def test_gui_session_run_of_the_python_benchmark_named_continues_it(tmp_path):
     assert len(load_session(session).trials) == 2 + 4  # continued, into the session named
 
 
+def test_gui_session_run_of_its_python_benchmark_at_a_new_place_continues_it(tmp_path, monkeypatch, capsys):
+    """`gui SESSION --run NEW_PLACE/bench.py --backend python` of a session whose benchmark moved
+    was refused naming the old path ("needs the person's yes"), where `tune NEW_PLACE/bench.py
+    --resume SESSION` continues it; a file of other code under that name is still refused."""
+    from workbench.cli import main as cli_main
+    from workbench.gui.app import main
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    code = 'SPACE = {"a": [1, 2, 3, 4, 5, 6]}\n\ndef measure(config):\n    return {"latency_ms": 1.0 + config["a"]}\n'
+    there, here = tmp_path / "a" / "bench.py", tmp_path / "b" / "bench.py"
+    there.parent.mkdir()
+    here.parent.mkdir()
+    there.write_text(code)
+    session = tmp_path / "s.json"
+    assert cli_main(["tune", str(there), "--budget", "2", "--quiet", "--out", str(session)]) == 0
+    there.rename(here)
+    run = {"kernel": str(here), "backend": "python", "strategy": "random", "budget": 4}
+    assert main(str(session), dict(run), None, True) == 0, capsys.readouterr().err
+    continued = load_session(session)
+    assert len(continued.trials) > 2 and continued.backend["options"]["path"] == str(here.resolve())
+    here.write_text(code.replace("1.0 +", "2.0 +"))  # other code under the same name
+    assert main(str(session), dict(run), None, True) == 2
+    assert "the kernel's code changed since the session was measured" in capsys.readouterr().err
+
+
 def test_a_session_measured_earlier_is_not_labelled_as_measured_now(window, qtbot, tmp_path):
     """A shipped recording of a GPU run, opened on a laptop without a GPU, read "measured live":
     a class took it for a measurement made in front of it. Opened from its file it says it was

@@ -438,8 +438,17 @@ class WindowRuns(WindowFiles):
         backend = session.backend if isinstance(session.backend, dict) else {}
         options = backend.get("options") or {}
         trust = False
+        moved: str | None = None
         if backend.get("kind") == "python":
-            trust = self._confirm_code(Path(str(options.get("path", ""))))
+            path = Path(str(options.get("path", "")))
+            named = str(self.toolbar.kernel.currentText())
+            if (named.endswith(".py") and Path(named).name == path.name and Path(named).is_file()
+                    and Path(named).resolve() != path.resolve()):
+                # the benchmark at its new place (a session copied from another machine), named in
+                # the kernel field: that file runs, if its code is the session's (the controller
+                # checks it before anything imports it), as tune FILE --resume continues it
+                path, moved = Path(named), named
+            trust = self._confirm_code(path)
         extra: dict[str, Any] = {}
         if run.get("delay_s") and backend.get("kind") in PACED_BACKENDS:
             extra["delay_s"] = float(run["delay_s"])
@@ -448,6 +457,7 @@ class WindowRuns(WindowFiles):
             extra["compile"] = compile_mode
         domains, restrictions = self._edited_domains()
         return RunRequest(
+            kernel=moved,
             # the form holds the session's options when it was opened: all at defaults is a choice too
             strategy=run.get("strategy"), strategy_options=run.get("strategy_options") or {},
             seed=int(run["seed"]) if run.get("seed") is not None else None, budget=run.get("budget"),
