@@ -173,3 +173,20 @@ def test_a_slot_declared_with_one_value_is_left_out_not_shown_at_zero() -> None:
     imp = session_importance(session)[SCORE]
     assert imp.available and "filter" not in imp.shares and imp.fixed == ("filter",)
     assert imp.to_dict()["fixed"] == ["filter"] and set(imp.shares) == set(NAMES)
+
+
+def test_a_numeric_slot_of_many_values_is_weighed_as_a_range_not_as_categories() -> None:
+    """Each of 2,000 values seen once at most, a slot weighed as categories looked uninformative
+    whatever it did: the slot that decided the latency had 0.5% of the importance, an idle one
+    31%. Near values count as near now."""
+    from workbench.core.domain.space import Config
+
+    rng = np.random.default_rng(0)
+    trials = []
+    for index in range(60):
+        i, j, k = int(rng.integers(0, 2000)), int(rng.integers(1, 4)), float(rng.choice([0.5, 1.5]))
+        latency = 1.0 + ((i - 1200) / 1000.0) ** 2 + 0.01 * j
+        trials.append(Trial(index, Config({"i": i, "j": j, "k": k}), Measurement(Status.OK, {"latency_ms": latency})))
+    domains = {"i": list(range(2000)), "j": [1, 2, 3], "k": [0.5, 1.5]}
+    shares = slot_importance(trials, ["i", "j", "k"], target="latency_ms", domains=domains).shares
+    assert shares["i"] > 0.9, shares  # (as categories: 0.19, behind the idle j's 0.68)
