@@ -775,3 +775,25 @@ def test_tune_says_once_that_a_direction_alone_ranks_nothing(cli, tmp_path: Path
     weighed = cli("tune", bench, "--resume", out, "--budget", "4", "--quiet", "--maximize", "quality",
                   "--weight", "quality=1")
     assert "direction only" not in weighed.stderr
+
+
+def test_metric_names_beyond_ascii_are_kept_apart_and_read_back_alike(cli, tmp_path) -> None:
+    """A name's letters beyond ASCII were dropped: 'énergie µJ' was recorded as 'nergie_j' while the
+    refusal of 'énergie_µJ' pointed to 'nergie__j', and two names in Chinese were both 'metric',
+    which failed every trial reporting them."""
+    import json
+
+    from workbench.core.domain.metrics import metric_name
+
+    assert metric_name("énergie µJ") == metric_name("énergie_µJ") == "energie_uj"
+    assert len({metric_name("時間"), metric_name("温度"), metric_name("metric")}) == 3
+    bench = tmp_path / "u.py"
+    bench.write_text('SPACE = {"a": [1, 2]}\n\ndef measure(config):\n'
+                     '    return {"latency_ms": 1.0 + config["a"], "時間": 2.0, "温度": 3.0, "énergie µJ": 4.0}\n')
+    out = tmp_path / "u.json"
+    assert cli("tune", str(bench), "--budget", "2", "--quiet", "--out", str(out)).returncode == 0
+    metrics = json.loads(out.read_text())["trials"][0]["metrics"]
+    assert {metric_name("時間"), metric_name("温度"), "energie_uj"} <= set(metrics), metrics
+    hinted = cli("show", str(out), "--constraint", "énergie_µJ<=5")  # the hint names what the trials hold
+    assert hinted.returncode == 2 and "(metrics are recorded under names like 'energie_uj')" in hinted.stderr
+    assert cli("show", str(out), "--constraint", "energie_uj<=5").returncode == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
@@ -88,7 +89,16 @@ def not_a_metric_name(what: str, name: object) -> str:
 
 
 def identifier_of(name: str) -> str:
-    """``name`` made a lower-case identifier (runs of other characters become ``_``)."""
+    """``name`` made a lower-case ASCII identifier (runs of other characters become ``_``).
+
+    Letters beyond ASCII are kept as what they are: accents dropped (``énergie`` -> ``energie``),
+    a micro sign as ``u`` (``µJ`` -> ``uj``), and any other letter or digit as its code point
+    (``時間`` -> ``u6642u9593``). Dropped, ``énergie µJ`` was recorded as ``nergie_j`` and two
+    names in Chinese were both ``metric``, so every trial reporting both failed."""
+    if not name.isascii():
+        plain = "".join(ch for ch in unicodedata.normalize("NFKD", name) if not unicodedata.combining(ch))
+        name = "".join(ch if ch.isascii() else "u" if ch in "µμ" else f"u{ord(ch):x}" if ch.isalnum() else "_"
+                       for ch in plain)
     clean = re.sub(r"[^A-Za-z0-9_]+", "_", name).strip("_").lower() or "metric"
     return clean if not clean[0].isdigit() else f"m_{clean}"
 
