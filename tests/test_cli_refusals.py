@@ -266,6 +266,21 @@ def test_a_metric_that_is_not_a_finite_number_is_kept_as_text_and_the_measuremen
     assert details["notes"] == [f"error_db={value!r} is not a finite number: kept as text, not as a metric"]
 
 
+def test_a_decimal_is_a_metric_and_an_integer_past_a_float_is_kept_as_text() -> None:
+    """A Decimal latency was refused as "not a finite number > 0" (a Decimal is no numbers.Real),
+    and an integer past a float's range in another metric failed the whole trial."""
+    import decimal
+
+    from workbench.backends.python import _metrics_of
+
+    metrics, _ = _metrics_of({"latency_ms": decimal.Decimal("1.5"), "error": decimal.Decimal("0.25")})
+    assert metrics == {"latency_ms": 1.5, "error": 0.25}
+    metrics, details = _metrics_of({"latency_ms": 2.0, "states": 10**400})
+    assert metrics == {"latency_ms": 2.0} and details["states"].startswith("1000")
+    assert details["notes"] == ["states is a number too large for a float: kept as text, not as a metric"]
+    assert _metrics_of({"latency_ms": 10**400}) == "measure() returned 'latency_ms': a number too large for a float"
+
+
 def test_a_metric_name_no_session_would_open_with_fails_the_candidate_with_why() -> None:
     """The trial was recorded, and the session saved with it did not open again."""
     from workbench.backends.python import _metrics_of

@@ -23,6 +23,7 @@ output, hangs or prints without end as it is imported is one line, never the tun
 from __future__ import annotations
 
 import ast
+import decimal
 import hashlib
 import itertools
 import importlib.util
@@ -157,11 +158,16 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
     if isinstance(result[LATENCY], (bool, np.bool_)):  # True is 1 to Python, but it is no time
         return f"measure() returned {LATENCY}={result[LATENCY]!r}: a bool is not a number of milliseconds"
     for key, value in result.items():
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):  # flags stay details
+        # (a Decimal is a number too, though not a numbers.Real: it was refused as "not a finite number")
+        if isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool):  # flags stay details
             try:
                 number = float(value)
-            except OverflowError:
-                return f"measure() returned {str(key)[:40]!r}: a number too large for a float"
+            except OverflowError:  # an integer past a float's range: no metric, but what was measured
+                if metric_name(str(key)) == LATENCY:
+                    return f"measure() returned {str(key)[:40]!r}: a number too large for a float"
+                details[str(key)] = bounded_text(repr(value), MAX_DETAIL_CHARS)
+                non_finite.append(f"{str(key)[:40]} is a number too large for a float: kept as text, not as a metric")
+                continue
             # a name a weight, a bound or a direction can give (``GFLOP/s`` -> gflops, ``my score``
             # -> my_score): the one every list of known metrics then shows
             name = metric_name(str(key))
