@@ -1112,6 +1112,13 @@ def test_a_user_template_named_like_a_shipped_one_says_that_it_replaces_it(tmp_p
     plain = cli("tune", "gelu", "--backend", "sim", "--executor", "inline", "--budget", "3", "--out", tmp_path / "p.json",
                 "--quiet")
     assert plain.returncode == 0 and "replaces" not in plain.stderr
+    # a python benchmark of that name hides it as well: it ran as "gelu" without a word
+    mine = tmp_path / "bench"
+    mine.mkdir()
+    (mine / "gelu.py").write_text('SPACE = {"a": [1, 2]}\n\ndef measure(config):\n    return {"latency_ms": 1.0}\n')
+    benched = cli("tune", "gelu", "--kernel-dir", mine, "--budget", "2", "--out", tmp_path / "b.json", "--quiet")
+    assert benched.returncode == 0 and (f"python benchmark 'gelu' is {(mine / 'gelu.py').resolve()}, which replaces "
+                                        "the shipped template of that name") in benched.stderr, benched.stderr
 
 
 @pytest.mark.parametrize("edit, field", [

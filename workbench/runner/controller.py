@@ -781,8 +781,9 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     objectives = _objectives(request, strategy_info)
     strategy_name: str = request.strategy or strategy_info.get("name") or _unnamed_strategy(objectives)
     notes: list[str] = []
-    if not continued and target.kind == "template":
-        notes += filter(None, [replacement_note(target.kernel, request.kernel_dirs)])
+    looked_up = target.kernel if target.kind == "template" else request.kernel  # (a benchmark's NAME is its own)
+    if not continued and target.kind in ("template", "python") and looked_up and not looked_up.endswith(".py"):
+        notes += filter(None, [replacement_note(looked_up, request.kernel_dirs)])
     elif session is not None and target.kind == "template" and (left := _folders_not_given(spec, session)):
         # (its code is the one found without them, or the run was refused): said, since from now
         # on the session records no folder, and exports and the source view look for it elsewhere

@@ -53,9 +53,11 @@ def replacement_note(name: str, extra_dirs: Sequence[str | os.PathLike[str]]) ->
         mine, shipped = locate_kernel(name, extra_dirs), locate_kernel(name, ())
     except WorkbenchError:
         return None
-    if mine.kind != "template" or shipped.kind != "template" or mine.path == shipped.path:
+    if shipped.kind != "template" or mine.path == shipped.path:
         return None
-    return f"template {name!r} is {mine.path}, which replaces the shipped template of that name"
+    # (a python benchmark of the shipped template's name hides it as well: it ran as that name, unsaid)
+    what = "template" if mine.kind == "template" else "python benchmark"
+    return f"{what} {name!r} is {mine.path}, which replaces the shipped template of that name"
 
 
 def locate_kernel(name: str, extra_dirs: Sequence[str | os.PathLike[str]] = ()) -> KernelLocation:
