@@ -1025,3 +1025,27 @@ def test_a_share_axis_too_narrow_for_its_percentages_thins_them(window, qtbot):
     pixels = [v / 0.45 * 110.0 for v, _ in shown]
     assert len(shown) >= 2 and all(b - a >= measure("40%") for a, b in zip(pixels, pixels[1:])), shown
     assert all(text == f"{v * 100:.0f}%" for v, text in shown)
+
+
+def test_zooming_from_presentation_mode_in_a_narrow_window_says_the_real_limit_and_steps_down_once(
+        window, qtbot, monkeypatch):
+    """At 1024 px every Ctrl+ was refused as "the run's progress would need a row of its own",
+    which it had already; Ctrl- took the charts from 150% to 87% at once (at 1280 px, 98.6%:
+    smaller than the window outside presentation mode)."""
+    from workbench.gui.presentation import Zoom
+
+    for width, height in ((1024, 768), (1280, 720)):
+        monkeypatch.setattr(Zoom, "_room", lambda self, width=width: width)
+        window.resize(width, height)
+        qtbot.wait(50)
+        zoom = window.zoom
+        zoom.presentation_action.setChecked(True)
+        QApplication.processEvents()
+        controls = zoom.factor
+        zoom.zoom_in()
+        if width == 1024:
+            assert "progress would need a row" not in window.statusBar().currentMessage()
+        zoom.zoom_out()
+        assert not zoom.presentation_action.isChecked() and zoom.chart_factor == zoom.factor
+        assert zoom.factor >= min(controls, 1.0) - 1e-9 and zoom.factor >= 1.0 - 1e-9, (width, zoom.factor)
+        zoom.set_factor(1.0)

@@ -169,7 +169,7 @@ class Zoom:
             factor = 1.0
         self.set_factor(factor, remember=False)
 
-    def fit_to_screen(self) -> None:
+    def fit_to_screen(self, quiet: bool = False) -> None:
         """A remembered zoom chosen on a wider screen (or window) taken down to what this one's
         controls fit, tool bars included; called once the window's geometry is restored, so the
         screen is the one it reopens on, and again once it is first shown, when its tool bars have
@@ -186,7 +186,7 @@ class Zoom:
         while self.factor > 1.0 and (self.window.minimumSizeHint().width() > room
                                      or (shown and self._tool_bar_overflows())):
             self.set_factor(max(self.factor / ZOOM_STEP, 1.0), remember=False, presenting=presenting)
-        if self.factor < before and shown:  # said: the presenter asked for larger text than this
+        if self.factor < before and shown and not quiet:  # said: the presenter asked for larger text than this
             # short enough for the status bar of the window it speaks of (the longer sentence was
             # cut at 1280 px in presentation mode, the case it is for)
             what = f"controls at {self.factor:.0%}, charts at {self.chart_factor:.0%}" if presenting else \
@@ -277,7 +277,7 @@ class Zoom:
         that menu.) A zoom step is not worth a row of the charts' height; at 100 % and below the
         progress has that row, since nothing smaller gives it room (a step back to 100 % from
         below is never refused for it)."""
-        if self.fit_progress_row() and self.factor > 1.0 + 1e-6:
+        if self.fit_progress_row() and self.factor > 1.0 + 1e-6 and not self._wraps_at_normal_zoom():
             return "wrap"
         layout = self.window.layout()
         if layout is not None:  # tool bars sharing a row get their widths there, not in their own layouts
@@ -291,12 +291,31 @@ class Zoom:
                 return "overflow"
         return ""
 
+    def _wraps_at_normal_zoom(self) -> bool:
+        """Whether the progress would need its own row at 100% too (a 1024 px window): then a
+        larger zoom adds no row, and refusing it for one ("the run's progress would need a row of
+        its own", with the row already there) kept the controls at 100% for good. The tool bars'
+        widths taken back to 100% in proportion to the font."""
+        toolbar = getattr(self.window, "toolbar", None)
+        if toolbar is None or self.factor <= 0:
+            return False
+        wanted = toolbar.run_bar.sizeHint().width() + toolbar.progress_row_width()
+        return wanted / self.factor > self.window.width()
+
     def _room(self) -> int:
         """The width the window's controls may take: the window's, or its screen's when wider."""
         screen = self.window.screen()
         return max(self.window.width(), screen.availableGeometry().width() if screen is not None else 0)
 
     def zoom_out(self) -> None:
+        """One step smaller; from presentation mode, one step below its charts' zoom (the
+        controls as large as fit there): a step from the controls' zoom took the charts from 150%
+        to 87% at once, smaller than the window outside presentation mode."""
+        if self.presentation_action.isChecked() and self.chart_factor > self.factor:
+            self.set_factor(self.chart_factor / ZOOM_STEP, presenting=False)
+            if self.window.isVisible():
+                self.fit_to_screen(quiet=True)  # (asked for smaller: a note of "not 130%" would puzzle)
+            return
         self.set_factor(self.factor / ZOOM_STEP)
 
     def _on_presentation(self, on: bool) -> None:
