@@ -639,8 +639,10 @@ def test_the_recommended_card_gives_its_reason_first(ran, qtbot):
     """The reason is the card's one sentence: after the config and its figures it scrolled out of
     sight in presentation mode's fonts."""
     _present(ran, qtbot)
-    first, second = ran.best_card.text().split("<br>")[:2]
-    assert first.startswith("<i>Why: lowest latency among") and second.startswith("<big><b>")
+    first, second, third = ran.best_card.text().split("<br>")[:3]
+    assert first.startswith("<i>Why: lowest latency among") and third.startswith("<big><b>")
+    # the headline figure before the config: after ten slot lines it was below the fold at 1280x720
+    assert second.startswith("<b>latency (ms): ")
 
 
 def test_a_no_data_message_wraps_inside_its_plot(window, qtbot, landscape):

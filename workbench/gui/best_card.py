@@ -111,10 +111,13 @@ class BestCard(QFrame):
         # card's first lines (the y figure came last, below the fold of a card that scrolls)
         charted = [self.chart_metric] if self.chart_metric else []
         listed = list(dict.fromkeys([CARD_METRICS[0], *charted, *CARD_METRICS, *ranked_on]))
-        shown = "<br>".join(f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
-                            + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
-                            for k in listed if k in metrics
-                            and not (k in _RATES and not metrics[k] and k != self.chart_metric))
+        lines = [f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
+                 + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
+                 for k in listed if k in metrics and not (k in _RATES and not metrics[k] and k != self.chart_metric)]
+        # the headline figure (latency) goes before the config: after its ten slot lines it was below
+        # the fold of the card in presentation mode at 1280x720, and the room saw no number at all
+        headline = f"<b>{lines[0]}</b>" if lines and listed[0] in metrics else ""
+        shown = "<br>".join(lines[1:] if headline else lines)
         # The reason comes first: it is the card's one sentence, and below the config and its figures
         # it was out of sight wherever the card scrolls (presentation mode's fonts at 1440x900).
         # What qualifies the recommendation follows the reason, before the config: below its
@@ -125,7 +128,7 @@ class BestCard(QFrame):
             parts.append("<b>Resources estimated</b>: its compile had not landed, so its registers and shared "
                          "memory are an estimate; Start (it continues the session and refines them first) can change these figures or "
                          "refuse its launch.")
-        parts += [f"<big>{config}</big>", shown,  # <big> is relative: it grows with the zoom
+        parts += [headline, f"<big>{config}</big>", shown,  # <big> is relative: it grows with the zoom
                   self._baseline_text(trial.metric("latency_ms")), f"trial {trial.index} &middot; id {trial.config.id}"]
         return "<br>".join(part for part in parts if part)
 
