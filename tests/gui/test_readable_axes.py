@@ -763,3 +763,18 @@ def test_the_first_trial_is_drawn_on_axes_a_class_can_read(window, qtbot, tmp_pa
     window.score_chart.refresh()
     score_view = window.score_chart.plot.getPlotItem().vb
     assert window.score_chart._held_open[0] is None and score_view.state["autoRange"][0]  # automatic again
+
+
+def test_names_cut_alike_are_cut_in_the_middle_to_keep_what_tells_them_apart() -> None:
+    """``block_size_x`` and ``block_size_y`` both read ``block_si…`` under the parallel
+    coordinates in presentation mode: a class could not tell the two axes apart."""
+    from workbench.gui.axes import fit_category_labels
+
+    def measure(text: str) -> float:
+        return 7.0 * len(text)
+
+    names = ["block_size_x", "block_size_y", "tile_size_x", "use_padding"]
+    shown = [text for text, _row in fit_category_labels([35, 105, 175, 245], names, 280, measure, 8, False)]
+    assert shown[0] != shown[1] and shown[0].endswith("x") and shown[1].endswith("y"), shown
+    assert all(measure(text) <= 70 for text in shown), shown  # in the room the end-cut names had
+    assert shown[2:] == ["tile_si…", "use_pad…"]  # names cut apart already keep their ends cut

@@ -421,6 +421,25 @@ def elide(text: str, width: float, measure: Measure, mark: str = "…") -> str:
     return cut(low) if low > 0 else ""
 
 
+def _apart_when_cut_alike(texts: list[str], labels: list[str], measure: Measure, mark: str = "…") -> list[str]:
+    """``texts`` (``labels`` cut to their room) with those that read alike but stand for other
+    labels cut in the middle instead, keeping the ends that tell them apart in as much width:
+    ``block_size_x`` and ``block_size_y`` both read ``block_si…`` on an axis of a presentation."""
+    out = list(texts)
+    for k, text in enumerate(texts):
+        alike = [j for j, other in enumerate(texts) if other == text and labels[j] != labels[k]]
+        if not text.endswith(mark) or not alike:
+            continue
+        width = measure(text)
+        tail = next((m for m in range(1, len(labels[k]) + 1)
+                     if all(not labels[j].endswith(labels[k][-m:]) for j in alike)), len(labels[k]))
+        head = len(text) - len(mark)
+        while head > 1 and measure(labels[k][:head] + mark + labels[k][-tail:]) > width:
+            head -= 1
+        out[k] = labels[k][:head].rstrip("_ ") + mark + labels[k][-tail:]
+    return out
+
+
 def title_lines(title: str, length: float, measure: Measure, most: int = 3) -> list[str]:
     """An axis title as one line when it fits the axis's ``length`` in pixels, else as few lines
     (at most ``most``) as fit, broken at spaces so that the longest line is shortest. A cut title
@@ -490,6 +509,7 @@ def fit_category_labels(positions: Sequence[float], labels: Sequence[str], lengt
             left = positions[i] - positions[before] if before is not None else 2 * (positions[i] + end) + gap
             right = positions[after] - positions[i] if after is not None else 2 * (length + end - positions[i]) + gap
             texts.append(elide(labels[i], min(left, right) - gap, measure))
+        texts = _apart_when_cut_alike(texts, [labels[i] for i in shown], measure)
         readable = all(len(t) - 1 >= min(min_chars, len(labels[i])) or t == labels[i] for t, i in zip(texts, shown))
         if readable and all(texts):
             return placed(shown, texts)
