@@ -1051,3 +1051,26 @@ def test_zooming_from_presentation_mode_in_a_narrow_window_says_the_real_limit_a
         assert not zoom.presentation_action.isChecked() and zoom.chart_factor == zoom.factor
         assert zoom.factor >= min(controls, 1.0) - 1e-9 and zoom.factor >= 1.0 - 1e-9, (width, zoom.factor)
         zoom.set_factor(1.0)
+
+
+def test_the_roofs_name_covers_no_trial_of_the_roofline(window, qtbot):
+    """Hung from the roof's right end, the compute roof's name reached back over the compute-bound
+    configs in presentation mode's font, the best one's star among them (sgemm's best sit near
+    the roof at the highest intensities)."""
+    import pyqtgraph as pg
+
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "sgemm", "backend": "sim", "strategy": "random", "budget": 30,
+                          "options": {"compile": "estimate"}})
+    _present(window, qtbot)
+    window.resize(1280, 720)
+    chart = window.roofline_chart
+    window.bottom_tabs.setCurrentWidget(chart)
+    qtbot.waitUntil(lambda: bool(chart.compute_label.toPlainText()), timeout=10_000)
+    qtbot.wait(100)
+    label = chart.compute_label
+    view = chart.plot.getPlotItem().getViewBox()
+    xs, ys = chart.tx(chart.data.intensity), chart.ty(chart.data.gflops)
+    rect = label.mapRectToScene(label.boundingRect())
+    inside = [(x, y) for x, y in zip(xs, ys) if rect.contains(view.mapViewToScene(pg.Point(float(x), float(y))))]
+    assert not inside, (inside, rect)

@@ -279,6 +279,9 @@ class RooflineChart(ChartBase):
         for label in (self.compute_label, self.bandwidth_label):
             label.setZValue(LABEL_Z)  # over the roofs and the trials: the sloped roof and the star crossed them out
             self.plot.addItem(label, ignoreBounds=True)
+        view = self.plot.getPlotItem().getViewBox()
+        view.sigRangeChanged.connect(self._place_compute_label)
+        view.sigResized.connect(self._place_compute_label)
         self.note = QLabel("")
         self.note.setStyleSheet("color: #555")
         self.note.setContentsMargins(12, 0, 0, 0)  # apart from the title when beside it
@@ -345,9 +348,41 @@ class RooflineChart(ChartBase):
         xs = np.array([low, ridge, high])
         self.roof.setData(xs, data.roof(xs))
         self.compute_label.setText(f"peak FP32 {data.peak_gflops:.0f} GFLOP/s")
-        self.compute_label.setPos(math.log10(high), math.log10(data.peak_gflops))
+        self._points = (x[shown], y[shown])
+        self._roof_ends = (math.log10(ridge), math.log10(high), math.log10(data.peak_gflops))
+        self._place_compute_label()
         self.bandwidth_label.setText(f"{data.peak_gbs:.0f} GB/s")
         self.bandwidth_label.setPos(math.log10(low), math.log10(low * data.peak_gbs))
+
+    def _place_compute_label(self, *_: Any) -> None:
+        """The compute roof's name under the roof where it covers no trial: hanging from the roof's
+        right end, else starting at the ridge, else above the roof's right end. Hung at the right
+        end alone, in a narrow plot or a large font (presentation mode) its width reached back over
+        the compute-bound configs, the best one's star among them. Placed again as the plot resizes."""
+        ends = getattr(self, "_roof_ends", None)
+        if ends is None or not self.compute_label.toPlainText():
+            return
+        ridge, right, peak = ends
+        xs, ys = getattr(self, "_points", (np.zeros(0), np.zeros(0)))
+        vb = self.plot.getPlotItem().getViewBox()
+        metrics = QFontMetrics(self.compute_label.textItem.font())
+        width = metrics.horizontalAdvance(self.compute_label.toPlainText()) + 8
+        height = metrics.height() + 4
+        points = [vb.mapViewToScene(pg.Point(float(px), float(py))) for px, py in zip(xs, ys)]
+        best: tuple[int, tuple[float, float], float] | None = None
+        for anchor, x in (((1.0, 0.0), right), ((0.0, 0.0), ridge), ((1.0, 1.0), right)):
+            at = vb.mapViewToScene(pg.Point(x, peak))
+            left, top = at.x() - anchor[0] * width, at.y() - anchor[1] * height
+            covered = sum(left - 6 <= p.x() <= left + width + 6 and top - 6 <= p.y() <= top + height + 6
+                          for p in points)
+            if best is None or covered < best[0]:
+                best = (covered, anchor, x)
+            if covered == 0:
+                break
+        assert best is not None
+        _covered, anchor, x = best
+        self.compute_label.setAnchor(anchor)
+        self.compute_label.setPos(x, peak)
 
     def _show_axes(self, shown: bool) -> None:
         for axis in ("left", "bottom"):
