@@ -164,6 +164,8 @@ def test_a_python_benchmark_named_at_its_new_place_continues_the_session_copied_
     refused = cli("tune", str(elsewhere), "--resume", str(out), "--budget", "1", "--quiet")
     assert refused.returncode == 2 and "the kernel's code changed since the session was measured" in refused.stderr
     assert not ran.exists()  # told from its text: the file of other code was never imported
+    typo = cli("tune", str(tmp_path / "hre" / "bench.py"), "--resume", str(out), "--budget", "1", "--quiet")
+    assert typo.returncode == 2 and typo.stderr.strip() == f"error: python benchmark {tmp_path / 'hre' / 'bench.py'}: no such file"
     assert json.loads(out.read_text())["backend"]["options"]["path"] == str(here.resolve())
 
 

@@ -1429,6 +1429,28 @@ def test_gui_session_run_of_its_python_benchmark_at_a_new_place_continues_it(tmp
     assert "the kernel's code changed since the session was measured" in capsys.readouterr().err
 
 
+def test_the_toolbar_does_not_call_a_moved_benchmark_of_the_session_a_new_session(window, tmp_path, qtbot):
+    """The session's python benchmark named at its new place read "new session at Start: kernel
+    .../b/bench.py" in orange, while Start continued the session."""
+    from workbench.cli import main as cli_main
+
+    code = 'SPACE = {"a": [1, 2, 3, 4]}\n\ndef measure(config):\n    return {"latency_ms": 1.0 + config["a"]}\n'
+    there, here = tmp_path / "a" / "bench.py", tmp_path / "b" / "bench.py"
+    there.parent.mkdir()
+    here.parent.mkdir()
+    there.write_text(code)
+    session = tmp_path / "s.json"
+    assert cli_main(["tune", str(there), "--budget", "2", "--quiet", "--out", str(session)]) == 0
+    there.rename(here)
+    window.open_session(str(session))
+    window.toolbar.kernel.setEditText(str(here))
+    window._update_next_start()
+    assert window.toolbar.next_start == "", window.toolbar.next_start
+    here.write_text(code.replace("1.0 +", "2.0 +"))  # other code there: that is another session
+    window._update_next_start()
+    assert window.toolbar.next_start.startswith("new session at Start: kernel ")
+
+
 def test_a_session_measured_earlier_is_not_labelled_as_measured_now(window, qtbot, tmp_path):
     """A shipped recording of a GPU run, opened on a laptop without a GPU, read "measured live":
     a class took it for a measurement made in front of it. Opened from its file it says it was

@@ -444,9 +444,9 @@ class WindowRuns(WindowFiles):
             named = str(self.toolbar.kernel.currentText())
             if (named.endswith(".py") and Path(named).name == path.name and Path(named).is_file()
                     and Path(named).resolve() != path.resolve()):
-                # the benchmark at its new place (a session copied from another machine), named in
-                # the kernel field: that file runs, if its code is the session's (the controller
-                # checks it before anything imports it), as tune FILE --resume continues it
+                # the benchmark at its new place (a folder moved or renamed), named in the kernel
+                # field: that file runs, if its code is the session's (the controller checks it from
+                # the file's text), as tune FILE --resume continues it
                 path, moved = Path(named), named
             trust = self._confirm_code(path)
         extra: dict[str, Any] = {}
@@ -510,9 +510,14 @@ class WindowRuns(WindowFiles):
             if request is not None and choices != shown:
                 backend = session.backend.get("kind") if isinstance(session.backend, dict) else None
                 if str(request.get("kernel") or "").endswith(".py") or backend == "python":
+                    from workbench.runner.controller import runs_moved_benchmark
+
+                    # (the session's benchmark at its new place is the same kernel: Start continues)
+                    moved = runs_moved_benchmark(session, choices.get("kernel"))
                     changed = [f"{word} {choices[key]}" if key != "replay" else word
                                for key, word in _NEW_SESSION_CHOICES
-                               if choices.get(key) != shown.get(key) and choices.get(key) is not None]
+                               if choices.get(key) != shown.get(key) and choices.get(key) is not None
+                               and not (key == "kernel" and moved)]
                     why = ", ".join(changed) or None
                 else:
                     try:

@@ -557,8 +557,37 @@ def why_not_continued(request: RunRequest, session: Session) -> str | None:
     'gelu'"), None when it continues it; a request that could not start at all raises its error."""
     if request.kernel is None and request.replay is None and request.backend is None:
         return None
+    if _python_session(session) and request.kernel and request.kernel.endswith(".py") and session.source_hash:
+        # told from the file's text, before its declarations are read (which runs its top level):
+        # a file of other code named for the session's benchmark ran once before being refused
+        try:
+            data = Path(request.kernel).read_bytes()
+        except OSError:
+            data = None
+        if data is not None and session.source_hash not in code_identities(data):
+            return "the kernel's code changed since the session was measured"
     spec = _spec_for_new(request)
     return _same_target(session, open_target(spec), spec)
+
+
+def _python_session(session: Session) -> bool:
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    return backend.get("kind") == "python"
+
+
+def runs_moved_benchmark(session: Session, kernel: str | None) -> bool:
+    """Whether ``kernel`` names the session's python benchmark at another place: a file of the same
+    name holding the code the session measured (told from its text: nothing is imported), which a
+    continued run takes for it (see :func:`_spec_for_continue`)."""
+    if not (_python_session(session) and kernel and kernel.endswith(".py") and session.source_hash):
+        return False
+    recorded = (session.backend.get("options") or {}).get("path")
+    if not isinstance(recorded, str) or Path(kernel).name != Path(recorded).name:
+        return False
+    try:
+        return session.source_hash in code_identities(Path(kernel).read_bytes())
+    except OSError:
+        return False
 
 
 def run_to_end(request: RunRequest, output: str | os.PathLike[str] | None, *,
@@ -1253,6 +1282,9 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
                              + "; start {new_session} to replay a recording")
     if kind == "python":
         path = Path(str(options.get("path", "")))
+        if request.kernel is not None and Path(request.kernel).suffix == ".py" and not os.path.lexists(request.kernel):
+            # (a typo of a place: the refusals below spoke of the session's own file instead)
+            raise WorkbenchError(f"python benchmark {request.kernel}: no such file")
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
         if request.kernel is not None and Path(request.kernel).suffix == ".py" and not named \
                 and Path(request.kernel).is_file():
@@ -1312,9 +1344,11 @@ def _workers_spec(spec: BackendSpec, session: Session) -> BackendSpec:
 
 def _check_relocated_code(session: Session, path: Path) -> None:
     """Refuse a python benchmark named at a new place whose code is not the session's, from the
-    file's text (what :func:`_same_target` would say once the module is imported)."""
+    file's text (what :func:`_same_target` would say once the module is imported). A session that
+    records no code identity cannot tell its benchmark from another file of that name."""
     if not session.source_hash:
-        return
+        raise WorkbenchError(f"the session records no code identity of its python benchmark, so {_shown(path)} "
+                             "cannot be told to be it; run it at its recorded place, or start a new session")
     try:
         data = path.read_bytes()
     except OSError as exc:
