@@ -347,7 +347,9 @@ class RooflineChart(ChartBase):
         ridge = data.ridge
         xs = np.array([low, ridge, high])
         self.roof.setData(xs, data.roof(xs))
-        self.compute_label.setText(f"peak FP32 {data.peak_gflops:.0f} GFLOP/s")
+        # the name, and its figure alone for where the name finds no room (the legend names the roof)
+        self._compute_texts = (f"peak FP32 {data.peak_gflops:.0f} GFLOP/s", f"{data.peak_gflops:.0f} GFLOP/s")
+        self.compute_label.setText(self._compute_texts[0])
         self._points = (x[shown], y[shown])
         self._roof_ends = (math.log10(ridge), math.log10(high), math.log10(data.peak_gflops))
         self._place_compute_label()
@@ -355,10 +357,12 @@ class RooflineChart(ChartBase):
         self.bandwidth_label.setPos(math.log10(low), math.log10(low * data.peak_gbs))
 
     def _place_compute_label(self, *_: Any) -> None:
-        """The compute roof's name under the roof where it covers no trial: hanging from the roof's
-        right end, else starting at the ridge, else above the roof's right end. Hung at the right
-        end alone, in a narrow plot or a large font (presentation mode) its width reached back over
-        the compute-bound configs, the best one's star among them. Placed again as the plot resizes."""
+        """The compute roof's name where it covers no trial: under the roof's right end, else from
+        the ridge rightwards, else ending at the ridge, else above the right end, inside the plot;
+        where none is free, its figure alone in those places; else where it covers fewest. Hung
+        at the right end alone, in a narrow plot or a large font (presentation mode) it reached
+        back over the compute-bound configs, the best one's star among them. Placed again as the
+        plot resizes or its range changes."""
         ends = getattr(self, "_roof_ends", None)
         if ends is None or not self.compute_label.toPlainText():
             return
@@ -366,21 +370,33 @@ class RooflineChart(ChartBase):
         xs, ys = getattr(self, "_points", (np.zeros(0), np.zeros(0)))
         vb = self.plot.getPlotItem().getViewBox()
         metrics = QFontMetrics(self.compute_label.textItem.font())
-        width = metrics.horizontalAdvance(self.compute_label.toPlainText()) + 8
         height = metrics.height() + 4
         points = [vb.mapViewToScene(pg.Point(float(px), float(py))) for px, py in zip(xs, ys)]
-        best: tuple[int, tuple[float, float], float] | None = None
-        for anchor, x in (((1.0, 0.0), right), ((0.0, 0.0), ridge), ((1.0, 1.0), right)):
-            at = vb.mapViewToScene(pg.Point(x, peak))
-            left, top = at.x() - anchor[0] * width, at.y() - anchor[1] * height
-            covered = sum(left - 6 <= p.x() <= left + width + 6 and top - 6 <= p.y() <= top + height + 6
-                          for p in points)
-            if best is None or covered < best[0]:
-                best = (covered, anchor, x)
-            if covered == 0:
+        # a marker's half width, which grows with the zoom as the text does (a star of 24 px in
+        # presentation mode was a third under the name with a fixed margin of 6 px)
+        pad = 0.6 * metrics.height()
+        inside = vb.sceneBoundingRect()
+        places = (((1.0, 0.0), right), ((0.0, 0.0), ridge), ((1.0, 0.0), ridge), ((1.0, 1.0), right))
+        best: tuple[int, str, tuple[float, float], float] | None = None
+        for text in self._compute_texts:
+            width = metrics.horizontalAdvance(text) + 8
+            for anchor, x in places:
+                at = vb.mapViewToScene(pg.Point(x, peak))
+                left, top = at.x() - anchor[0] * width, at.y() - anchor[1] * height
+                if (top < inside.top() or top + height > inside.bottom() or left < inside.left() - 2
+                        or left + width > inside.right() + 2):
+                    continue  # (cut by the plot's edge: above the roof, or left of the ridge, often no room)
+                covered = sum(left - pad <= p.x() <= left + width + pad and top - pad <= p.y() <= top + height + pad
+                              for p in points)
+                if best is None or covered < best[0]:
+                    best = (covered, text, anchor, x)
+                if covered == 0:
+                    break
+            if best is not None and best[0] == 0:
                 break
-        assert best is not None
-        _covered, anchor, x = best
+        _covered, text, anchor, x = best if best is not None else (0, self._compute_texts[0], (1.0, 0.0), right)
+        if self.compute_label.toPlainText() != text:
+            self.compute_label.setText(text)
         self.compute_label.setAnchor(anchor)
         self.compute_label.setPos(x, peak)
 
