@@ -778,3 +778,8 @@ def test_names_cut_alike_are_cut_in_the_middle_to_keep_what_tells_them_apart() -
     assert shown[0] != shown[1] and shown[0].endswith("x") and shown[1].endswith("y"), shown
     assert all(measure(text) <= 70 for text in shown), shown  # in the room the end-cut names had
     assert shown[2:] == ["tile_si…", "use_pad…"]  # names cut apart already keep their ends cut
+    # an ending too long to tell them apart in the room: never wider than the room (they overlapped)
+    for width in (90, 110):
+        fitted = fit_category_labels([width / 4, 3 * width / 4], ["block_x_size", "block_y_size"], width, measure, 8,
+                                     False)
+        assert all(measure(text) <= width / 2 for text, _row in fitted), (width, fitted)

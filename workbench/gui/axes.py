@@ -436,7 +436,9 @@ def _apart_when_cut_alike(texts: list[str], labels: list[str], measure: Measure,
         head = len(text) - len(mark)
         while head > 1 and measure(labels[k][:head] + mark + labels[k][-tail:]) > width:
             head -= 1
-        out[k] = labels[k][:head].rstrip("_ ") + mark + labels[k][-tail:]
+        middle = labels[k][:head].rstrip("_ ") + mark + labels[k][-tail:]
+        if measure(middle) <= width:  # (an ending too long to tell them apart in the room: as cut)
+            out[k] = middle
     return out
 
 
