@@ -275,10 +275,12 @@ def test_a_decimal_is_a_metric_and_an_integer_past_a_float_is_kept_as_text() -> 
 
     metrics, _ = _metrics_of({"latency_ms": decimal.Decimal("1.5"), "error": decimal.Decimal("0.25")})
     assert metrics == {"latency_ms": 1.5, "error": 0.25}
-    metrics, details = _metrics_of({"latency_ms": 2.0, "states": 10**400})
-    assert metrics == {"latency_ms": 2.0} and details["states"].startswith("1000")
-    assert details["notes"] == ["states is a number too large for a float: kept as text, not as a metric"]
-    assert _metrics_of({"latency_ms": 10**400}) == "measure() returned 'latency_ms': a number too large for a float"
+    metrics, details = _metrics_of({"latency_ms": 2.0, "states": 10**400, "odd": decimal.Decimal("sNaN"),
+                                    "huge": 10**5000})  # (its repr raises past 4,300 digits)
+    assert metrics == {"latency_ms": 2.0} and details["states"] == "an integer of 1,329 bits"
+    assert details["huge"] == "an integer of 16,610 bits" and details["odd"] == "sNaN"
+    assert details["notes"][0] == "states is a number a float cannot hold: kept as text, not as a metric"
+    assert _metrics_of({"latency_ms": 10**400}) == "measure() returned 'latency_ms': a number a float cannot hold"
 
 
 def test_a_metric_name_no_session_would_open_with_fails_the_candidate_with_why() -> None:

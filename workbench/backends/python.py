@@ -162,11 +162,13 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
         if isinstance(value, (numbers.Real, decimal.Decimal)) and not isinstance(value, bool):  # flags stay details
             try:
                 number = float(value)
-            except OverflowError:  # an integer past a float's range: no metric, but what was measured
+            except (OverflowError, ValueError):  # past a float's range, a signalling NaN: what was measured
                 if metric_name(str(key)) == LATENCY:
-                    return f"measure() returned {str(key)[:40]!r}: a number too large for a float"
-                details[str(key)] = bounded_text(repr(value), MAX_DETAIL_CHARS)
-                non_finite.append(f"{str(key)[:40]} is a number too large for a float: kept as text, not as a metric")
+                    return f"measure() returned {str(key)[:40]!r}: a number a float cannot hold"
+                # (an integer's repr past 4,300 digits raises: its size is said instead)
+                shown = f"an integer of {value.bit_length():,} bits" if isinstance(value, int) else str(value)
+                details[str(key)] = bounded_text(shown, MAX_DETAIL_CHARS)
+                non_finite.append(f"{str(key)[:40]} is a number a float cannot hold: kept as text, not as a metric")
                 continue
             # a name a weight, a bound or a direction can give (``GFLOP/s`` -> gflops, ``my score``
             # -> my_score): the one every list of known metrics then shows
