@@ -1050,6 +1050,9 @@ def test_zooming_from_presentation_mode_in_a_narrow_window_says_the_real_limit_a
         zoom.zoom_out()
         assert not zoom.presentation_action.isChecked() and zoom.chart_factor == zoom.factor
         assert zoom.factor >= min(controls, 1.0) - 1e-9 and zoom.factor >= 1.0 - 1e-9, (width, zoom.factor)
+        from workbench.gui.presentation import SETTINGS_KEY
+
+        assert float(window.settings.value(SETTINGS_KEY)) == pytest.approx(zoom.factor)  # what is shown, remembered
         zoom.set_factor(1.0)
 
 

@@ -312,9 +312,11 @@ class Zoom:
         controls as large as fit there): a step from the controls' zoom took the charts from 150%
         to 87% at once, smaller than the window outside presentation mode."""
         if self.presentation_action.isChecked() and self.chart_factor > self.factor:
-            self.set_factor(self.chart_factor / ZOOM_STEP, presenting=False)
+            self.set_factor(self.chart_factor / ZOOM_STEP, remember=False, presenting=False)
             if self.window.isVisible():
                 self.fit_to_screen(quiet=True)  # (asked for smaller: a note of "not 130%" would puzzle)
+            # the zoom shown is the one the next window opens with (130% was remembered, never shown)
+            self.window.settings.setValue(SETTINGS_KEY, self.factor)
             return
         self.set_factor(self.factor / ZOOM_STEP)
 
