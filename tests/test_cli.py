@@ -164,6 +164,17 @@ def test_a_python_benchmark_named_at_its_new_place_continues_the_session_copied_
     refused = cli("tune", str(elsewhere), "--resume", str(out), "--budget", "1", "--quiet")
     assert refused.returncode == 2 and "the kernel's code changed since the session was measured" in refused.stderr
     assert not ran.exists()  # told from its text: the file of other code was never imported
+    from workbench.core.domain.session import load_session
+    from workbench.runner.controller import RunRequest, runs_moved_benchmark, why_not_continued
+
+    other = tmp_path / "other.py"  # another benchmark altogether is named as such, not as changed code
+    other.write_text(code.replace("NAME = \"toy\"", "NAME = \"other\"").replace("1.0 +", "3.0 +"))
+    why = why_not_continued(RunRequest(kernel=str(other), backend="python"), load_session(out))
+    assert why is not None and "code changed" not in why, why
+    copied = load_session(out)
+    assert runs_moved_benchmark(copied, str(here))
+    copied.device["name"] = "python on another-machine"  # measured elsewhere: not this machine's session
+    assert not runs_moved_benchmark(copied, str(here))
     typo = cli("tune", str(tmp_path / "hre" / "bench.py"), "--resume", str(out), "--budget", "1", "--quiet")
     assert typo.returncode == 2 and typo.stderr.strip() == f"error: python benchmark {tmp_path / 'hre' / 'bench.py'}: no such file"
     assert json.loads(out.read_text())["backend"]["options"]["path"] == str(here.resolve())

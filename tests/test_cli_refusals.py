@@ -281,6 +281,10 @@ def test_a_decimal_is_a_metric_and_an_integer_past_a_float_is_kept_as_text() -> 
     assert details["huge"] == "an integer of 16,610 bits" and details["odd"] == "sNaN"
     assert details["notes"][0] == "states is a number a float cannot hold: kept as text, not as a metric"
     assert _metrics_of({"latency_ms": 10**400}) == "measure() returned 'latency_ms': a number a float cannot hold"
+    from fractions import Fraction
+
+    _, details = _metrics_of({"latency_ms": 2.0, "ratio": Fraction(10**5000, 3)})  # (its str() raises too)
+    assert details["ratio"] == "a Fraction too large to write out"
 
 
 def test_a_metric_name_no_session_would_open_with_fails_the_candidate_with_why() -> None:

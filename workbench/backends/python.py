@@ -166,7 +166,10 @@ def _metrics_of(result: Any) -> tuple[dict[str, float], dict[str, Any]] | str:
                 if metric_name(str(key)) == LATENCY:
                     return f"measure() returned {str(key)[:40]!r}: a number a float cannot hold"
                 # (an integer's repr past 4,300 digits raises: its size is said instead)
-                shown = f"an integer of {value.bit_length():,} bits" if isinstance(value, int) else str(value)
+                try:
+                    shown = f"an integer of {value.bit_length():,} bits" if isinstance(value, int) else str(value)
+                except ValueError:  # (a Fraction of such integers cannot be written out either)
+                    shown = f"a {type(value).__name__} too large to write out"
                 details[str(key)] = bounded_text(shown, MAX_DETAIL_CHARS)
                 non_finite.append(f"{str(key)[:40]} is a number a float cannot hold: kept as text, not as a metric")
                 continue
@@ -309,6 +312,11 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
     raise WorkbenchError(str(value) if isinstance(value, str) else f"python benchmark {path} failed to import")
 
 
+def host_device_name() -> str:
+    """The device a python benchmark's session records: this machine (its figures are its own)."""
+    return f"python on {platform.node() or 'host'}"
+
+
 #: The backend option that holds the code identity a run's workers must find in the file they
 #: import (set for the run only, never stored in the session's backend options).
 CODE_HASH_OPTION = "code_hash"
@@ -395,7 +403,7 @@ class PythonBackend(Backend):
             # sessions measured when the identity was the file's bytes continue while those are the same
             earlier_hashes=frozenset({byte_hash} - {source_hash}),
             device={
-                "name": f"python on {platform.node() or 'host'}",
+                "name": host_device_name(),
                 "simulated": False,
                 "backend": "python",
                 "path": path,

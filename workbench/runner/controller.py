@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
-from workbench.backends.python import CODE_HASH_OPTION, code_identities
+from workbench.backends.python import CODE_HASH_OPTION, code_identities, host_device_name
 from workbench.backends.replay import load_recording, reading_now
 from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
@@ -557,7 +557,9 @@ def why_not_continued(request: RunRequest, session: Session) -> str | None:
     'gelu'"), None when it continues it; a request that could not start at all raises its error."""
     if request.kernel is None and request.replay is None and request.backend is None:
         return None
-    if _python_session(session) and request.kernel and request.kernel.endswith(".py") and session.source_hash:
+    recorded = (session.backend.get("options") or {}).get("path") if _python_session(session) else None
+    if (isinstance(recorded, str) and request.kernel and request.kernel.endswith(".py") and session.source_hash
+            and Path(request.kernel).name == Path(recorded).name):
         # told from the file's text, before its declarations are read (which runs its top level):
         # a file of other code named for the session's benchmark ran once before being refused
         try:
@@ -584,6 +586,8 @@ def runs_moved_benchmark(session: Session, kernel: str | None) -> bool:
     recorded = (session.backend.get("options") or {}).get("path")
     if not isinstance(recorded, str) or Path(kernel).name != Path(recorded).name:
         return False
+    if session.device.get("name") not in (None, "", host_device_name()):
+        return False  # (a session measured on another machine: continuing it is refused as another device)
     try:
         return session.source_hash in code_identities(Path(kernel).read_bytes())
     except OSError:
