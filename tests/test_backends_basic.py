@@ -450,6 +450,21 @@ def test_a_benchmark_module_that_hangs_or_prints_as_it_loads_neither_stalls_nor_
     assert time.monotonic() - started < 20
 
 
+def test_a_benchmark_module_slow_to_load_is_said_while_it_is_waited_for(tmp_path, monkeypatch, caplog):
+    """A module whose import hangs was silent for the whole wait (120 s) before its refusal."""
+    import logging
+
+    from workbench.backends import python as python_backend
+
+    monkeypatch.setattr(python_backend, "SLOW_IMPORT_NOTE_S", 0.3)
+    bench = tmp_path / "slow.py"
+    bench.write_text("import time\nSPACE = {'a': [1]}\ndef measure(c):\n    return {'latency_ms': 1.0}\ntime.sleep(60)\n")
+    with caplog.at_level(logging.WARNING), pytest.raises(WorkbenchError, match="still loading after 2 s"):
+        python_backend.read_target(_python(bench), timeout_s=2)
+    said = [r.getMessage() for r in caplog.records if "still loading after 0.3 s" in r.getMessage()]
+    assert said == [f"python benchmark {bench}: its module is still loading after 0.3 s (given up after 2 s)"]
+
+
 def test_a_benchmark_is_read_with_the_callers_environment_folder_and_path_of_the_moment(tmp_path, monkeypatch):
     """A module is read with the caller's environment, working folder and import path as they are
     at the read, not as they were at an earlier one (a long-lived reading process, such as a

@@ -26,6 +26,7 @@ import ast
 import decimal
 import hashlib
 import itertools
+import logging
 import importlib.util
 import math
 import numbers
@@ -49,6 +50,8 @@ from workbench.core.domain.measurement import LATENCY, NON_NEGATIVE_METRICS, Mea
 from workbench.core.domain.metrics import metric_name
 from workbench.core.domain.session import MAX_NAME_CHARS
 from workbench.core.domain.space import GROUPS, Config, ProductSpace, SearchSpace, Slot
+
+_log = logging.getLogger(__name__)
 
 
 def _path_of(spec: BackendSpec) -> str:
@@ -252,6 +255,10 @@ def _read_target_child(conn: Any, spec: BackendSpec) -> None:
     os._exit(0)
 
 
+#: Seconds of a benchmark module still loading after which the wait is said (once).
+SLOW_IMPORT_NOTE_S = 5.0
+
+
 def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Target:
     """The benchmark's :class:`Target`, read by a spawned process that imports the module.
 
@@ -274,8 +281,15 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
     child.close()
     answer: Any = None
     try:
-        deadline = time.monotonic() + timeout_s
+        started = time.monotonic()
+        deadline = started + timeout_s
+        said = False
         while answer is None:
+            if not said and time.monotonic() - started >= SLOW_IMPORT_NOTE_S:
+                # (a module whose import hangs was silent for the whole wait before its refusal)
+                said = True
+                _log.warning("python benchmark %s: its module is still loading after %g s (given up after %g s)",
+                             path, SLOW_IMPORT_NOTE_S, timeout_s)
             left = deadline - time.monotonic()
             if left <= 0:
                 raise WorkbenchError(f"python benchmark {path} failed to import: still loading after "
