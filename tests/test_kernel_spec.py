@@ -1119,6 +1119,15 @@ def test_a_user_template_named_like_a_shipped_one_says_that_it_replaces_it(tmp_p
     benched = cli("tune", "gelu", "--kernel-dir", mine, "--budget", "2", "--out", tmp_path / "b.json", "--quiet")
     assert benched.returncode == 0 and (f"python benchmark 'gelu' is {(mine / 'gelu.py').resolve()}, which replaces "
                                         "the shipped template of that name") in benched.stderr, benched.stderr
+    # the listing (of templates) names the folder's python benchmarks, without reading them
+    ran = tmp_path / "its top level ran"
+    (mine / "mybench.py").write_text(f"open({str(ran)!r}, 'w').close()\nSPACE = {{'a': [1]}}\n\n"
+                                     "def measure(config):\n    return {'latency_ms': 1.0}\n")
+    listed = cli("kernels", "--kernel-dir", mine)
+    assert not ran.exists()
+    assert listed.returncode == 0 and (
+        f"note: python benchmarks in {mine}, named only (reading one runs its code): gelu (which tune runs instead "
+        "of the template of that name listed), mybench") in listed.stderr, listed.stderr
 
 
 @pytest.mark.parametrize("edit, field", [

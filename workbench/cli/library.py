@@ -57,8 +57,26 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     for line in uncounted:
         print(f"warning: {printable(line)}", file=sys.stderr)
     _report_library(library)
+    _say_python_benchmarks(args.kernel_dir, library)
     _say_folders_without_templates(args.kernel_dir, library)
     return 2 if library.broken else 0  # a spec that does not load is bad input, as a file refused
+
+
+def _say_python_benchmarks(folders: list[str], library: Any) -> None:
+    """A note naming the python benchmarks of the folders given: ``tune NAME --kernel-dir DIR`` runs
+    them, but the listing is of templates (reading a benchmark's declarations runs its code, which
+    a listing never does), so it said nothing of them, and listed the shipped template a benchmark
+    of the same name hides from ``tune``."""
+    template_specs = {Path(str(t.path)).resolve() for t in library.templates.values()}
+    for folder in folders:
+        found = sorted(f for f in Path(folder).glob("*.py") if not f.name.startswith("_")
+                       and not os.path.lexists(f.with_suffix(".cu")) and f.resolve() not in template_specs)
+        if not found:
+            continue
+        names = ", ".join(f.stem + (" (which tune runs instead of the template of that name listed)"
+                                    if f.stem in library.templates else "") for f in found)
+        print(f"note: python benchmarks in {printable(folder)}, named only (reading one runs its code): "
+              f"{printable(names)}", file=sys.stderr)
 
 
 def _say_folders_without_templates(folders: list[str], library: Any) -> None:
