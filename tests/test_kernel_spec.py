@@ -1613,9 +1613,10 @@ def test_listing_a_folder_without_templates_says_so_naming_a_source_that_lacks_i
                                      "CUDA source without a template spec; add saxpy.kernel.json beside it "
                                      "(docs/own-kernel.md), or open the folder in the window's kernel editor, which "
                                      "writes one")
-    (tmp_path / "bench").mkdir()  # a python benchmark's folder is no mistake: nothing said
+    (tmp_path / "bench").mkdir()  # a python benchmark's folder is no mistake: its benchmarks are named
     (tmp_path / "bench" / "mine.py").write_text("SPACE = {'i': [1, 2]}\n\ndef measure(config):\n    return 1.0\n")
-    assert cli("kernels", "--kernel-dir", tmp_path / "bench").stderr == ""
+    assert cli("kernels", "--kernel-dir", tmp_path / "bench").stderr == (
+        f"note: python benchmarks in {tmp_path / 'bench'}, named only (reading one runs its code): mine\n")
     save_template_folder(tmp_path / "mine", SPEC, SOURCE)  # a folder with a template: nothing said
     assert cli("kernels", "--kernel-dir", tmp_path / "mine").stderr == ""
 

@@ -67,10 +67,13 @@ def _say_python_benchmarks(folders: list[str], library: Any) -> None:
     them, but the listing is of templates (reading a benchmark's declarations runs its code, which
     a listing never does), so it said nothing of them, and listed the shipped template a benchmark
     of the same name hides from ``tune``."""
-    template_specs = {Path(str(t.path)).resolve() for t in library.templates.values()}
+    # (specs that load, and those that do not, which the listing reports as errors)
+    # (realpath, not resolve: a link to itself, which the listing reports, raised here)
+    template_specs = {os.path.realpath(path) for path in (*(t.path for t in library.templates.values()),
+                                                          *library.broken, *library.shadowed.values())}
     for folder in folders:
         found = sorted(f for f in Path(folder).glob("*.py") if not f.name.startswith("_")
-                       and not os.path.lexists(f.with_suffix(".cu")) and f.resolve() not in template_specs)
+                       and not os.path.lexists(f.with_suffix(".cu")) and os.path.realpath(f) not in template_specs)
         if not found:
             continue
         names = ", ".join(f.stem + (" (which tune runs instead of the template of that name listed)"
