@@ -1404,14 +1404,11 @@ def test_gui_session_run_of_the_python_benchmark_named_continues_it(tmp_path):
     assert len(load_session(session).trials) == 2 + 4  # continued, into the session named
 
 
-def test_gui_session_run_of_its_python_benchmark_at_a_new_place_continues_it(tmp_path, monkeypatch, capsys):
-    """`gui SESSION --run NEW_PLACE/bench.py --backend python` of a session whose benchmark moved
-    was refused naming the old path ("needs the person's yes"), where `tune NEW_PLACE/bench.py
-    --resume SESSION` continues it; a file of other code under that name is still refused."""
+def _session_of_a_moved_benchmark(tmp_path: Path) -> tuple[str, Path, Path]:
+    """A python benchmark's session (2 trials) whose file then moved from ``a/`` to ``b/``: its
+    code, the session file and the benchmark's new place."""
     from workbench.cli import main as cli_main
-    from workbench.gui.app import main
 
-    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
     code = 'SPACE = {"a": [1, 2, 3, 4, 5, 6]}\n\ndef measure(config):\n    return {"latency_ms": 1.0 + config["a"]}\n'
     there, here = tmp_path / "a" / "bench.py", tmp_path / "b" / "bench.py"
     there.parent.mkdir()
@@ -1420,6 +1417,17 @@ def test_gui_session_run_of_its_python_benchmark_at_a_new_place_continues_it(tmp
     session = tmp_path / "s.json"
     assert cli_main(["tune", str(there), "--budget", "2", "--quiet", "--out", str(session)]) == 0
     there.rename(here)
+    return code, session, here
+
+
+def test_gui_session_run_of_its_python_benchmark_at_a_new_place_continues_it(tmp_path, monkeypatch, capsys):
+    """`gui SESSION --run NEW_PLACE/bench.py --backend python` of a session whose benchmark moved
+    was refused naming the old path ("needs the person's yes"), where `tune NEW_PLACE/bench.py
+    --resume SESSION` continues it; a file of other code under that name is still refused."""
+    from workbench.gui.app import main
+
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
+    code, session, here = _session_of_a_moved_benchmark(tmp_path)
     run = {"kernel": str(here), "backend": "python", "strategy": "random", "budget": 4}
     assert main(str(session), dict(run), None, True) == 0, capsys.readouterr().err
     continued = load_session(session)
@@ -1432,16 +1440,7 @@ def test_gui_session_run_of_its_python_benchmark_at_a_new_place_continues_it(tmp
 def test_the_toolbar_does_not_call_a_moved_benchmark_of_the_session_a_new_session(window, tmp_path, qtbot):
     """The session's python benchmark named at its new place read "new session at Start: kernel
     .../b/bench.py" in orange, while Start continued the session."""
-    from workbench.cli import main as cli_main
-
-    code = 'SPACE = {"a": [1, 2, 3, 4]}\n\ndef measure(config):\n    return {"latency_ms": 1.0 + config["a"]}\n'
-    there, here = tmp_path / "a" / "bench.py", tmp_path / "b" / "bench.py"
-    there.parent.mkdir()
-    here.parent.mkdir()
-    there.write_text(code)
-    session = tmp_path / "s.json"
-    assert cli_main(["tune", str(there), "--budget", "2", "--quiet", "--out", str(session)]) == 0
-    there.rename(here)
+    code, session, here = _session_of_a_moved_benchmark(tmp_path)
     window.open_session(str(session))
     window.toolbar.kernel.setEditText(str(here))
     window._update_next_start()

@@ -407,7 +407,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
         if result is not None and getattr(result, "reason", "") == "error":
             print(f"error: run failed: {result.message.splitlines()[0] if result.message else 'error'}", file=sys.stderr)
             status["code"] = 1
-            if not new_file and window.path is None:
+            if not new_file:
                 # saved nowhere (no SESSION named): an automated run's trials are let go at the exit,
                 # which for a run that failed midway lost what it had measured without a word
                 keep_unsaved()

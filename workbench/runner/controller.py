@@ -562,11 +562,7 @@ def why_not_continued(request: RunRequest, session: Session) -> str | None:
             and Path(request.kernel).name == Path(recorded).name):
         # told from the file's text, before its declarations are read (which runs its top level):
         # a file of other code named for the session's benchmark ran once before being refused
-        try:
-            data = Path(request.kernel).read_bytes()
-        except OSError:
-            data = None
-        if data is not None and session.source_hash not in code_identities(data):
+        if _holds_session_code(session, Path(request.kernel)) is False:
             return "the kernel's code changed since the session was measured"
     spec = _spec_for_new(request)
     return _same_target(session, open_target(spec), spec)
@@ -588,10 +584,17 @@ def runs_moved_benchmark(session: Session, kernel: str | None) -> bool:
         return False
     if session.device.get("name") not in (None, "", host_device_name()):
         return False  # (a session measured on another machine: continuing it is refused as another device)
+    return bool(_holds_session_code(session, Path(kernel)))
+
+
+def _holds_session_code(session: Session, path: Path) -> bool | None:
+    """Whether the python file at ``path`` holds the code the session measured, told from its text
+    (nothing is imported); None when it cannot be read."""
     try:
-        return session.source_hash in code_identities(Path(kernel).read_bytes())
+        data = path.read_bytes()
     except OSError:
-        return False
+        return None
+    return session.source_hash in code_identities(data)
 
 
 def run_to_end(request: RunRequest, output: str | os.PathLike[str] | None, *,
@@ -1292,8 +1295,9 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
         if request.kernel is not None and Path(request.kernel).suffix == ".py" and not named \
                 and Path(request.kernel).is_file():
-            # the benchmark at another place (a session copied from another machine, a folder
-            # renamed): the file named is the code that runs, and it continues the session only
+            # the benchmark at another place (a folder moved or renamed; a session of another
+            # machine is refused later, as another device): the file named is the code that runs,
+            # and it continues the session only
             # if its code is the session's, told from its text before anything imports it (a file
             # of other code named by mistake would run its top level once before being refused)
             path, named = Path(request.kernel).resolve(), True
@@ -1353,11 +1357,10 @@ def _check_relocated_code(session: Session, path: Path) -> None:
     if not session.source_hash:
         raise WorkbenchError(f"the session records no code identity of its python benchmark, so {_shown(path)} "
                              "cannot be told to be it; run it at its recorded place, or start a new session")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise WorkbenchError(f"cannot read the python benchmark {_shown(path)}: {exc.strerror or exc}") from None
-    if session.source_hash not in code_identities(data):
+    holds = _holds_session_code(session, path)
+    if holds is None:
+        raise WorkbenchError(f"cannot read the python benchmark {_shown(path)}")
+    if not holds:
         raise WorkbenchError(template=quoted(f"cannot continue the session of {session.kernel!r}: the kernel's code "
                                              f"changed since the session was measured ({_shown(path)} holds other "
                                              "code than the session's benchmark)") + "; start {new_session} instead")
