@@ -123,6 +123,27 @@ def test_python_missing_path():
         PythonBackend.target(_python(FIXTURES / "does_not_exist.py"))
 
 
+def test_a_worker_runs_the_benchmark_code_it_checked_not_an_edit_saved_after_the_check(tmp_path, monkeypatch):
+    """A worker checks the file's code identity and then imports it: an edit saved between the two
+    was imported under the checked identity. The import runs the bytes that were checked."""
+    import workbench.backends.python as python_backend
+
+    bench = tmp_path / "b.py"
+    bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 5.0}\n")
+    identity = PythonBackend.target(_python(bench)).source_hash
+    checked = python_backend.code_identities
+
+    def check_then_edit(data: bytes) -> frozenset[str]:
+        identities = checked(data)
+        bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 0.001}\n")
+        return identities
+
+    monkeypatch.setattr(python_backend, "code_identities", check_then_edit)
+    backend = create_backend(BackendSpec("python", {"path": str(bench), python_backend.CODE_HASH_OPTION: identity}))
+    backend.prepare()
+    assert backend.evaluate(Config({"a": 1}), EvalLimits()).metrics["latency_ms"] == 5.0
+
+
 def test_python_evaluate_in_process_reports_phases_and_failures():
     backend = create_backend(_python(FAULTY))
     backend.prepare()

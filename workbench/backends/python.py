@@ -64,8 +64,10 @@ def _path_of(spec: BackendSpec) -> str:
     return path
 
 
-def load_module(path: str) -> ModuleType:
+def load_module(path: str, source: bytes | None = None) -> ModuleType:
     """Import a benchmark module from its file under a private name (never shadows real modules).
+    ``source`` is the file's text as already read and checked: the import runs it rather than
+    reading the file again, so an edit saved in between is not what runs.
 
     Its own folder goes first on the import path, as ``python bench.py`` puts it: a module beside
     the benchmark (``import helper``) was not found, and one named like a folder of the workbench's
@@ -79,7 +81,7 @@ def load_module(path: str) -> ModuleType:
         sys.path.insert(0, folder)
     digest = hashlib.sha1(path.encode()).hexdigest()[:10]
     name = f"_workbench_bench_{digest}"
-    module_spec = file_module_spec(name, path)
+    module_spec = file_module_spec(name, path, source)
     if module_spec is None or module_spec.loader is None:
         raise WorkbenchError(f"cannot import python benchmark {path}: not a Python file")
     module = importlib.util.module_from_spec(module_spec)
@@ -429,6 +431,7 @@ class PythonBackend(Backend):
     def prepare(self) -> None:
         path = _path_of(self.spec)
         expected = self.spec.options.get(CODE_HASH_OPTION)
+        data: bytes | None = None
         if expected:
             # a worker started later in the run (after a crash or a timeout replaced one) imports
             # the file as it is then: an edit made meanwhile was measured into the session, under
@@ -443,7 +446,7 @@ class PythonBackend(Backend):
                                      "the code this session measures; the run stops here, keeping what it measured "
                                      f"(tune {shlex.quote(path)} --out NEW.json measures the new code in a session "
                                      "of its own)")
-        module = load_module(path)
+        module = load_module(path, data)  # the bytes checked, not the file read again
         try:  # after the import: a module may move to its own folder as it loads (os.chdir(__file__'s))
             self._cwd = os.getcwd()
         except OSError:  # (a folder removed meanwhile)

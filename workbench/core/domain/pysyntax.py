@@ -68,10 +68,16 @@ class _SourceOnlyLoader(importlib.machinery.SourceFileLoader):
     The default loader writes ``__pycache__/<name>.cpython-3XX.pyc`` into the folder of every
     file it imports, and prefers a cached ``.pyc`` whose recorded size and time match the
     source's. A user's kernel folder or benchmark is not ours to write into, and the code run
-    must be the source that was read and hashed, not a planted or stale cache."""
+    must be the source that was read and hashed, not a planted or stale cache. Given the bytes a
+    caller has already read and checked, it runs those, not what the file holds a moment later."""
+
+    def __init__(self, fullname: str, path: str, source: bytes | None = None) -> None:
+        super().__init__(fullname, path)
+        self._source = source
 
     def get_code(self, fullname: str) -> CodeType:
-        return compiled_source(self.get_data(self.path), self.path)
+        data = self.get_data(self.path) if self._source is None else self._source
+        return compiled_source(data, self.path)
 
 
 @per_content
@@ -86,11 +92,14 @@ def compiled_source(data: bytes, path: str) -> CodeType:
     return compile(data, path, "exec", dont_inherit=True)
 
 
-def file_module_spec(name: str, path: str | os.PathLike[str]) -> importlib.machinery.ModuleSpec | None:
+def file_module_spec(name: str, path: str | os.PathLike[str],
+                     source: bytes | None = None) -> importlib.machinery.ModuleSpec | None:
     """``importlib.util.spec_from_file_location(name, path)`` for a user's Python file (a template
-    spec, a benchmark, a reference function): imported from its source, leaving its folder as it was."""
+    spec, a benchmark, a reference function): imported from its source, leaving its folder as it was.
+    ``source``, when given, is the file's text as the caller read it, which the import runs."""
     location = os.fspath(path)
-    return importlib.util.spec_from_file_location(name, location, loader=_SourceOnlyLoader(name, location))
+    loader = _SourceOnlyLoader(name, location, source)
+    return importlib.util.spec_from_file_location(name, location, loader=loader)
 
 
 def _joined_text(values: list[ast.expr]) -> list[ast.expr]:
