@@ -1008,6 +1008,15 @@ def test_a_space_whose_restrictions_exclude_every_config_is_refused_before_the_r
     assert not out.exists() and not journal_path(out).exists()
 
 
+def test_a_restriction_that_cannot_be_computed_at_all_is_named_with_why_when_it_leaves_no_config(tmp_path: Path) -> None:
+    """A restriction reading no slot whose arithmetic fails (a power too large) rules out every
+    config; the refusal blamed the space, where the show and export of the same session recommend."""
+    with pytest.raises(WorkbenchError, match=r"restriction '9\*\*9\*\*9 > 1' cannot be computed "
+                                             r"\(9 \*\* 387420489 is too large\), so no config is valid"):
+        start_run(RunRequest(kernel="vector_add", backend="sim", budget=3,
+                             restrictions=[*VECTOR_ADD_RESTRICTIONS, "9**9**9 > 1"]), tmp_path / "s.json")
+
+
 def test_a_space_too_sparse_to_search_is_refused_after_a_bounded_search_not_a_silent_minute(tmp_path: Path,
                                                                                             monkeypatch) -> None:
     """One restriction over every slot is checked only at the walk's last level: in 16.7 million

@@ -251,7 +251,7 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
 def _report_uncomputable(templates: Iterable[Any]) -> None:
     """A warning per restriction that cannot be computed for some configs (they count as not valid:
     the check's valid count is then smaller than its author expects, and nothing else says why)."""
-    from workbench.core.model.kernel_draft import restriction_note
+    from workbench.core.domain.space import restriction_note
 
     for template in templates:
         try:

@@ -53,7 +53,7 @@ from workbench.core.domain.session import (
 )
 from workbench.core.domain.search_objective import Objective, check_stored_directions
 from workbench.core.io.session_lock import SessionLock
-from workbench.core.domain.space import Config
+from workbench.core.domain.space import Config, restriction_note
 from workbench.core.domain.templates import likeliest_first
 from workbench.core.domain.sizes import (
     SWEEP_KEY,
@@ -811,7 +811,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
                              "once all of them have values, so the walk meets few valid configs early; split it "
                              "into restrictions of fewer slots, loosen it or narrow the domains") from None
     if first is None:  # said before anything starts, rather than a run that ends at once
-        raise WorkbenchError(f"{target.kernel}: no config of the search space meets its restrictions ({rules}); "
+        why = "".join(f"; {restriction_note(*found)}" for found in space.uncomputable())
+        raise WorkbenchError(f"{target.kernel}: no config of the search space meets its restrictions ({rules}){why}; "
                              "loosen them or widen the domains")
     strategy_info = StrategyInfo(**session.strategy) if session is not None else StrategyInfo()
     objectives = _objectives(request, strategy_info)

@@ -448,14 +448,21 @@ class SearchSpace(ABC):
         dropped 17 of 23 configs unsaid). Checked on ``samples`` seeded draws from the slots' domains
         (all of them when there are fewer), so it costs the same for any size of space. An
         assignment another restriction already rules out (``b != 0`` beside ``a % b == 0``) is the
-        author's guard, not a finding. A recording's points are what was measured: none to check."""
+        author's guard, not a finding. One that reads no slot is found with an empty assignment: it
+        rules out every config. A recording's points are what was measured: none to check."""
         if self.is_explicit:
             return []
         rng = np.random.default_rng(seed)
         found: list[tuple[str, dict[str, Value], str]] = []
         for restriction in self._compiled:
             slots = [s for s in self._slots if s.name in restriction.names]
-            if not slots:
+            if not slots:  # decided by the problem alone: failing, it leaves no config valid
+                try:
+                    restriction.evaluate(dict(self._params))
+                except ArithmeticError as exc:
+                    found.append((restriction.text, {}, str(exc) or type(exc).__name__))
+                except RestrictionError:
+                    pass
                 continue
             guards = [r for r in self._compiled if r is not restriction
                       and r.names <= restriction.names | set(self._params)]
@@ -1077,3 +1084,12 @@ def _describe(config: Mapping[str, Value]) -> str:
     """A short text of a config for error messages."""
     text = ", ".join(f"{k}={v!r}" for k, v in config.items())
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def restriction_note(text: str, assignment: Mapping[str, Any], why: str) -> str:
+    """A restriction that cannot be computed for some configs (:meth:`SearchSpace.uncomputable`), in words."""
+    if not assignment:  # (one that reads no slot)
+        return f"restriction {text!r} cannot be computed ({why}), so no config is valid"
+    shown = ", ".join(f"{k}={v}" for k, v in assignment.items())
+    return (f"restriction {text!r} cannot be computed for some configs, e.g. {shown} ({why}): they count as not "
+            "valid; if they should be, say when in the restriction itself")

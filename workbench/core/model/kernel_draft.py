@@ -26,6 +26,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.domain.macros import KNOWN_MACROS, strip_comments
 from workbench.core.domain.templates import KernelTemplate, no_reference, non_finite_reference
+from workbench.core.domain.space import restriction_note
 
 #: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error|warning|catastrophic error)[^:]*: (?P<text>.*)$")
@@ -70,13 +71,6 @@ class DraftReport:
     @property
     def ok(self) -> bool:
         return not any(d.severity == "error" for d in self.diagnostics)
-
-
-def restriction_note(text: str, assignment: Mapping[str, Any], why: str) -> str:
-    """A restriction that cannot be computed for some configs (:meth:`SearchSpace.uncomputable`), in words."""
-    shown = ", ".join(f"{k}={v}" for k, v in assignment.items())
-    return (f"restriction {text!r} cannot be computed for some configs, e.g. {shown} ({why}): they count as not "
-            "valid; if they should be, say when in the restriction itself")
 
 
 def parse_compiler_log(log: str, source_name: str) -> list[Diagnostic]:
