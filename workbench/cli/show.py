@@ -385,9 +385,11 @@ def _search_line(search: Mapping[str, Any]) -> str | None:
     if search.get("strategy_known") is False:
         parts.append("not a strategy of this version: a continued run refuses it")
     parts += [f"{k}={v}" for k, v in sorted(search["options_changed"].items())]
-    if search.get("options_ignored"):
+    if search.get("options_ignored"):  # (a value of any length a file may hold, shortened)
+        from workbench.search.base import shown_value
+
         parts.append("ignored (a run takes the default): " + ", ".join(
-            f"{k}={search['options'][k]!r}" for k in sorted(search["options_ignored"])))
+            f"{k}={shown_value(search['options'][k])}" for k in sorted(search["options_ignored"])))
     if search.get("prune_keep") is not None and search["prune_keep"] < 1:  # (a fraction of 1 prunes nothing)
         parts.append(f"pruned to {search['prune_keep']:g} by the cost model")
     if search.get("patience") is not None:

@@ -996,8 +996,6 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
         check_name(name, f"strategy.options.{_short(name)}", fail)
         if type(value) is str:  # (a value the option does not take is replaced by its default on resume)
             check_name(value, f"strategy.options.{_short(name)}", fail)
-        elif value is not None and type(value) not in (bool, int, float):  # every option is one of these
-            fail(f"strategy.options.{_short(name)}", f"expected a number, true/false or text, got {_type_name(value)}")
     if "objectives" in strategy:  # the metrics of a Pareto search: two or more distinct names
         objectives = strategy["objectives"]
         if not (type(objectives) is list and all(type(m) is str for m in objectives)):
