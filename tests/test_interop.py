@@ -610,6 +610,32 @@ def test_a_kt_cache_export_keeps_a_benchmarks_own_timing_named_metrics(tmp_path:
     assert "compile_s" not in record and record["compile_time"] == 250.0
 
 
+def test_a_kt_cache_export_writes_each_metric_under_the_field_name_it_was_imported_from(tmp_path: Path) -> None:
+    """A figure imported under another name (``GFLOPS/W`` as ``gflops_w``) went back out under ours,
+    while the file's objective still named ``GFLOPS/W``: Kernel Tuner looks that field up in every
+    record, and found none. A session edited to map a metric to a name that would not read back as
+    it is written under its own name."""
+    cache = synthetic(False)
+    cache["objective"] = "GFLOPS/W"
+    for i, record in enumerate(cache["cache"].values()):
+        if isinstance(record["time"], float):
+            record.update({"GFLOPS/W": 10.0 + i, "Energy_J": 2.0})
+    session = import_kt_cache(write(tmp_path, cache))
+    assert session.trials[0].metric("gflops_w") == 10.0 and session.trials[0].metric("energy_j") == 2.0
+    export_kt_cache(session, tmp_path / "out.json")
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["objective"] == "GFLOPS/W"
+    ok = [r for r in written["cache"].values() if not isinstance(r["time"], str)]
+    assert ok and all(r["GFLOPS/W"] >= 10.0 and r["Energy_J"] == 2.0 and "gflops_w" not in r for r in ok), ok
+    again = import_kt_cache(tmp_path / "out.json")
+    assert again.trials[0].metric("gflops_w") == 10.0 and again.trials[0].metric("energy_j") == 2.0
+
+    session.extra["kernel_tuner"]["metric_fields"] = {"gflops_w": "time", "energy_j": ["x"], "latency_ms": "x"}
+    export_kt_cache(session, tmp_path / "edited.json")
+    ok = [r for r in json.loads((tmp_path / "edited.json").read_text())["cache"].values() if not isinstance(r["time"], str)]
+    assert all(r["gflops_w"] >= 10.0 and r["energy_j"] == 2.0 for r in ok), ok
+
+
 def _named_like_fields_session(slots: dict[str, tuple], metrics: dict[str, float]) -> Session:
     space = SearchSpace([Slot(name, values, "launch") for name, values in slots.items()])
     session = Session(kernel="k", space=space, device={"name": "A100", "simulated": False})

@@ -475,11 +475,14 @@ def _measurement(
     where: str,
     spread: Spread | None,
     unread: dict[str, str] | None = None,
+    renamed: dict[str, str] | None = None,
 ) -> tuple[Measurement, dict[str, float]]:
     """Status, metrics and timings of one cache record; ``spread`` is its repetitions' median and
     20th/80th percentile, ``not_metrics`` the fields never read as metrics (record fields and
     parameters). ``unread`` gets each numeric field left out of the metrics and why (another
-    field is that metric already, or a negative amount), for the import's notes."""
+    field is that metric already, or a negative amount), for the import's notes; ``renamed`` each
+    metric read under another name than its field's (``GFLOPS/W`` as ``gflops_w``) with that
+    field's name, which an export as a cache writes back."""
     timings: dict[str, float] = {}
     for kt_name, ours in KT_TIMINGS.items():
         value = record.get(kt_name)
@@ -563,6 +566,8 @@ def _measurement(
         elif math.isfinite(value):
             metrics[ours] = float(value)
             field_of[ours] = name
+            if renamed is not None and name != ours and name not in KT_METRICS:
+                renamed.setdefault(ours, name)
     return Measurement(Status.OK, metrics), timings
 
 
@@ -816,10 +821,11 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
     configs = space.points  # the space holds each (now distinct) point once, in file order
     trials: list[Trial] = []
     unread: dict[str, str] = {}
+    renamed: dict[str, str] = {}
     for index, (cache_key, record, config, spread) in enumerate(zip(cache_keys, records, configs, _spreads(records))):
         where = f"{source}: cache[{cache_key!r}]"
         spread = spread or _carried_spread(record)  # the repetitions themselves win over what was carried
-        measurement, timings = _measurement(record, not_metrics, where, spread, unread)
+        measurement, timings = _measurement(record, not_metrics, where, spread, unread, renamed)
         finished = _timestamp(record.get("timestamp"))
         started = finished - timings.get("total_s", 0.0) if finished else 0.0
         if not -MAX_EPOCH_S <= started <= finished <= MAX_EPOCH_S:  # (durations of millennia: the start unknown)
@@ -866,6 +872,9 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
                 # session unsavable ("Out of range float values"), and the import ranks by time anyway
                 "objective": objective if isinstance(objective := data.get("objective", "time"), str) else None,
                 "problem_size": data.get("problem_size"),
+                # a metric's name in the cache where it is not ours (GFLOPS/W for gflops_w): an export
+                # as a cache writes it back, so that the file's objective names a field it has
+                **({METRIC_FIELDS: renamed} if renamed else {}),
             }
         },
     )
@@ -933,6 +942,25 @@ def _recorded_objective(session: Session) -> str:
     return "time"
 
 
+#: Where an import keeps the cache's name of each metric it renamed (in ``extra.kernel_tuner``).
+METRIC_FIELDS: Final = "metric_fields"
+
+
+def _recorded_fields(session: Session) -> dict[str, str]:
+    """The cache's field name of each metric an import renamed (``gflops_w`` -> ``GFLOPS/W``),
+    read as a file may hold it: only names a record could have, each written back once."""
+    kt = session.extra.get("kernel_tuner") if isinstance(session.extra, dict) else None
+    fields = kt.get(METRIC_FIELDS) if isinstance(kt, dict) else None
+    if not isinstance(fields, dict):
+        return {}
+    found: dict[str, str] = {}
+    for ours, name in fields.items():
+        if (isinstance(ours, str) and isinstance(name, str) and 0 < len(name) <= MAX_NAME_CHARS
+                and name.isprintable() and name not in found.values() and identifier_of(name) == ours):
+            found[ours] = name
+    return found
+
+
 def _problem_size(session: Session, problem: Mapping[str, Any]) -> tuple[Any, list[str]]:
     """Kernel Tuner's ``problem_size`` of ``problem``, the one the trials ran at (a sweep measured
     at one size has the template's default as its own problem), or the recorded one of a session
@@ -992,7 +1020,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         tune_params = {s.name: list(s.values) for s in session.space.slots}
     else:
         tune_params = {n: sorted({t.config[n] for t in session.trials if n in t.config}, key=str) for n in names}
-    inverse = {ours: kt for kt, ours in KT_METRICS.items()}
+    inverse = {**_recorded_fields(session), **{ours: kt for kt, ours in KT_METRICS.items()}}
     cache: dict[str, dict[str, Any]] = {}
     written: dict[str, Trial] = {}
     # a metric named like a slot or a record field has no field of its own: left out, and said
