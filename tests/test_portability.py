@@ -353,6 +353,27 @@ def test_show_portability_bad_input_is_one_line(cli, tmp_path: Path) -> None:
     assert result.returncode == 2 and "show needs a session file" in result.stderr
 
 
+def test_sessions_storing_different_objectives_are_said_to_be_ranked_by_the_first_files(cli, tmp_path: Path) -> None:
+    """Which file came first decided the answer without a word: its stored constraints ranked every
+    GPU, and listing the files the other way round gave another portable config."""
+    from workbench.core.domain.session import save_session
+
+    a = recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25, (128, 2): 2.0})
+    b = recorded("GPU B", {(32, 1): 4.0, (64, 1): 2.5, (128, 2): 2.0})
+    save_session(a, tmp_path / "a.json")
+    save_session(b, tmp_path / "b.json")
+    alike = cli("show", "--portability", tmp_path / "a.json", tmp_path / "b.json")
+    assert alike.returncode == 0 and "stores another objective" not in alike.stdout, alike.stderr
+    b.constraints = Constraints(max_latency_ms=3.0)
+    save_session(b, tmp_path / "b.json")
+    shown = cli("show", "--portability", tmp_path / "a.json", tmp_path / "b.json", "--json")
+    assert shown.returncode == 0, shown.stderr
+    (note,) = [n for n in json.loads(shown.stdout)["notes"] if "stores another objective" in n]
+    assert note == (f"{tmp_path / 'b.json'} stores another objective (weights latency_ms=1; constraints "
+                    f"latency_ms <= 3) than {tmp_path / 'a.json'} (weights latency_ms=1); the first file's, "
+                    "with the objective flags over it, ranks every GPU here")
+
+
 def test_a_templates_folder_named_with_kernel_dir_lets_simulated_gpus_predict_it(cli, tmp_path: Path) -> None:
     """A template of one's own folder was never predicted (only shipped ones), and ``show`` took no
     ``--kernel-dir`` to name the folder; the note did not say how to get the predictions."""

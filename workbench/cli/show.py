@@ -540,7 +540,7 @@ def estimated_line(session: Session, count: int) -> str:
 
 
 def _show_portability(args: argparse.Namespace) -> int:
-    from workbench.core.domain.portability import format_report, portability_report
+    from workbench.core.domain.portability import format_report, objective_text, portability_report
     from workbench.core.domain.session import load_session
     from workbench.runner.portability import simulator_predictors
 
@@ -557,6 +557,12 @@ def _show_portability(args: argparse.Namespace) -> int:
     predictors, notes = simulator_predictors(sessions, at, kernel_dirs=args.kernel_dir)
     report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
     report.notes += notes
+    stored = [(s.constraints, s.weights) for s in sessions]
+    other = next((i for i, objective in enumerate(stored) if objective != stored[0]), None)
+    if other is not None:  # (which file comes first would otherwise decide the answer unsaid)
+        report.notes.append(f"{paths[other]} stores another objective ({objective_text(*stored[other])}) than "
+                            f"{paths[0]} ({objective_text(*stored[0])}); the first file's, with the objective flags "
+                            "over it, ranks every GPU here")
     if args.json:
         print_json(report.to_dict())
         return 0

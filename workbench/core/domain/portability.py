@@ -462,7 +462,7 @@ def portability_report(
     return PortabilityReport(
         kernel=first.kernel, problem=_problem_of(first, at), devices=[d.name for d in devices], bests=bests,
         matrix=matrix, portable=portable, simulated=sorted(simulated), provenance=origins, notes=notes,
-        objective=_objective_text(constraints, weights),
+        objective=objective_text(constraints, weights),
     )
 
 
@@ -532,7 +532,8 @@ def _portable(devices: list[_Device]) -> PortablePick | None:
                         {d.name: row[j] for j, d in enumerate(devices)}, candidates, predicted)
 
 
-def _objective_text(constraints: Constraints, weights: Weights) -> str:
+def objective_text(constraints: Constraints, weights: Weights) -> str:
+    """The objective in one line, as the report's ``score`` line shows it."""
     bounds = ", ".join(str(b) for b in constraints.bounds())
     active = ", ".join(f"{k}={v:g}" for k, v in weights.active().items())
     return f"weights {active or 'none'}" + (f"; constraints {bounds}" if bounds else "")
