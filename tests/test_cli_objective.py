@@ -797,3 +797,18 @@ def test_metric_names_beyond_ascii_are_kept_apart_and_read_back_alike(cli, tmp_p
     hinted = cli("show", str(out), "--constraint", "énergie_µJ<=5")  # the hint names what the trials hold
     assert hinted.returncode == 2 and "(metrics are recorded under names like 'energie_uj')" in hinted.stderr
     assert cli("show", str(out), "--constraint", "energie_uj<=5").returncode == 0
+
+
+@pytest.mark.parametrize("command", ["show", "tune"])
+def test_a_bound_or_weight_on_a_slot_is_told_that_it_is_a_slot(capsys, session: Path, tmp_path: Path,
+                                                                  command: str) -> None:
+    """A Kernel Tuner user bounding a tunable parameter (``block_size_x<=64``) was told that no
+    trial reports it, though every trial has that value."""
+    capsys.readouterr()
+    flags = ["show", str(session)] if command == "show" else ["tune", "--replay", str(session), "--budget", "2",
+                                                              "--executor", "inline", "--out", str(tmp_path / "r.json")]
+    assert main([*flags, "--constraint", "block_size_x<=64"]) == 2
+    assert ("metric 'block_size_x': no trial reports it and the backend does not declare it (block_size_x is a "
+            "tunable slot of the kernel, not a measured figure: constraints and weights apply to what trials "
+            "measure, and a slot's values are the search space's)") in capsys.readouterr().err
+    assert not (tmp_path / "r.json").exists()

@@ -236,8 +236,14 @@ def test_a_continued_run_refuses_a_replay_or_a_size_it_would_not_run(tmp_path: P
     replayed = tmp_path / "replayed.json"
     run_to_end(RunRequest(replay=str(cache), strategy="random", budget=2, seed=1), replayed)
     before = replayed.read_bytes()
-    with pytest.raises(WorkbenchError, match="has no trials at problem_size=100, bogus=7"):
+    with pytest.raises(WorkbenchError, match=r"^--set bogus: not a problem parameter of the recording \(its problem "
+                                             r"parameters: problem_size\)$"):  # (said as "no trials at bogus=7")
         resume_run(replayed, RunRequest(budget=1, problem={"bogus": 7}))
+    with pytest.raises(WorkbenchError, match=r"^--set b: a tunable slot of the recording, not a problem "
+                                             "parameter: a replay searches the recorded configs"):
+        resume_run(replayed, RunRequest(budget=1, problem={"b": 2}))
+    with pytest.raises(WorkbenchError, match="has no trials at problem_size=7"):
+        resume_run(replayed, RunRequest(budget=1, problem={"problem_size": 7}))
     assert replayed.read_bytes() == before
     own = dict(load_session(replayed).problem)  # its own size, said again, continues
     assert resume_run(replayed, RunRequest(budget=1, problem=own)).run().reason == "budget"

@@ -166,6 +166,13 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
 
     groups = list(trials_by_problem(recording).values())
     problems = [dict(recording.problem_of(trials[0])) for trials in groups]
+    known = {name: None for problem in problems for name in problem}
+    unknown = [name for name in (chosen or {}) if name not in known]
+    if unknown:  # (said as "no trials at" the value, as if the name were right and the value not)
+        slots = recording.space.names if recording.space is not None else ()
+        what = ("a tunable slot of the recording, not a problem parameter: a replay searches the recorded configs"
+                if unknown[0] in slots else "not a problem parameter of the recording")
+        raise WorkbenchError(f"--set {unknown[0]}: {what} (its problem parameters: {', '.join(known) or 'none'})")
     if chosen:
         matching = [i for i, problem in enumerate(problems)
                     if all(name in problem and problem[name] == value for name, value in chosen.items())]

@@ -183,7 +183,9 @@ def _objective_warnings(constraints: Any, weights: Any, available: Any, objectiv
         own = {m for m, w in session.weights.values.items() if w > 0} | {b.metric for b in session.constraints.bounds()}
     unreported = [] if available is None else [m for m in dict.fromkeys(named)
                                                if m in own and m not in available and m != ALWAYS_REPORTED]
-    warnings = check_metrics(dict.fromkeys(m for m in named if m not in unreported), available, weights.directions)
+    slots = session.space.names if session is not None and session.space is not None else ()
+    warnings = check_metrics(dict.fromkeys(m for m in named if m not in unreported), available, weights.directions,
+                             slots=slots)
     warnings += [f"metric {m!r} of the session's own objective: no trial reports it, so it ranks nothing "
                  f"(known metrics: {', '.join(sorted((set(available) | {ALWAYS_REPORTED}) - set(NOT_RANKABLE)))})"
                  for m in unreported]

@@ -902,8 +902,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     # a typo led to a second refusal
     if continued and output is not None:  # a name the file brought, not the command line: said naming the file
         check_metrics([m for m in named if m in stored_named], available, session.weights.directions,
-                      what=f"{output}: the session's objective names metric")
-    warnings = check_metrics(named, available, session.weights.directions)
+                      what=f"{output}: the session's objective names metric", slots=space.names)
+    warnings = check_metrics(named, available, session.weights.directions, slots=space.names)
     warnings += idle_directions(session.weights.directions, named, available)
     if continued and output is not None:  # (objective flags over the file's were checked naming it)
         filed = session.weights if request.weights is None else Weights(directions=session.weights.directions)

@@ -180,12 +180,14 @@ def check_metrics(
     available: Iterable[str] | None,
     overrides: Mapping[str, int] | None = None,
     what: str = "metric",
+    slots: Iterable[str] = (),
 ) -> list[str]:
     """Refuse metrics that cannot mean anything; return warnings for ones that may appear later.
 
     ``available`` is what the trials report and the backend declares; None means the backend
     cannot say in advance (a user benchmark), so an unknown name is only a warning. A weighted or
-    constrained metric that is neither available nor possible is most likely a typo.
+    constrained metric that is neither available nor possible is most likely a typo, or the name of
+    one of the space's ``slots``, which an objective cannot bound (its values are the space's).
     """
     warnings: list[str] = []
     # Every successful measurement reports its latency (the engine's contract), so it is never a
@@ -200,7 +202,10 @@ def check_metrics(
             guess = f" (did you mean {close[0]!r}?)" if close else ""
             if metric_name(metric) != metric and metric_name(metric) in names:  # GFLOP/s: recorded as gflops
                 guess = f" (metrics are recorded under names like {metric_name(metric)!r})"
-            if metric == "time":  # a Kernel Tuner record's own field name
+            if metric in set(slots):
+                guess = (f" ({metric} is a tunable slot of the kernel, not a measured figure: constraints and weights "
+                         "apply to what trials measure, and a slot's values are the search space's)")
+            elif metric == "time":  # a Kernel Tuner record's own field name
                 guess = (" (an imported Kernel Tuner record's time is 'kt_time_ms', the median of its repetitions "
                          "'latency_ms')" if "kt_time_ms" in names else " (a kernel's time is 'latency_ms')")
             raise WorkbenchError(
