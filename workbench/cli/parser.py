@@ -211,7 +211,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                            "recorded); without SESSION: the one at --out, also after a crash (from its journal)")
     tune.add_argument("--force", action="store_true",
                       help="replace what is at --out, keeping it as FILE.bak")
-    tune.add_argument("--quiet", action="store_true", help="no progress line")
+    tune.add_argument("--quiet", action="store_true",
+                      help="no progress line, nor the 'finished (...) after N evaluations' line")
     tune.add_argument("--remeasure-aborted", action="store_true",
                       help="measure again the candidates of the --out session whose timing was aborted under a "
                            "tighter latency limit and that the constraints in force (the session's, or the flags) "
@@ -233,7 +234,8 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                            "(repeatable); folders named inside a session are never loaded")
     _add_objective_flags(show)
 
-    export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script")
+    export = sub.add_parser("export", help="write the recommended config as a header, .cu, JSON or CuPy script, a "
+                                                 "per-size dispatch, or every trial as CSV or a Kernel Tuner cache")
     export.add_argument("sessions", nargs="+", metavar="SESSION", help="session file(s): one per device for a portable header")
     export.add_argument("--format", default=None,
                         choices=("header", "cuda", "json", "cupy", "dispatch", "dispatch-py", *TRIAL_FORMATS),
