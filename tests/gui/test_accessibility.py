@@ -132,6 +132,26 @@ def test_ctrl_tab_cycles_through_pages_built_as_they_open(window, qtbot):
         assert tabs.isAncestorOf(QApplication.focusWidget()), (expected, QApplication.focusWidget())
 
 
+def test_ctrl_tab_goes_through_the_lower_tabs_from_anywhere_in_the_window(window, qtbot):
+    """The tab widget answered Ctrl+Tab only with the focus inside it: after F5 the focus is on
+    Start, and on a toolbar's control the key did nothing (F5 and F6 work from anywhere)."""
+    from PySide6.QtTest import QTest
+
+    tabs = _focused_on_the_trials(window, qtbot)
+    control = window.toolbar.budget
+    control.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is control, timeout=2000)
+    QTest.keyClick(control, Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert tabs.currentIndex() == 1 and tabs.isAncestorOf(QApplication.focusWidget())
+    control.setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is control, timeout=2000)
+    backwards = Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier
+    QTest.keyClick(control, Qt.Key.Key_Backtab, backwards)
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Backtab, backwards)
+    assert tabs.currentIndex() == tabs.count() - 1  # round past the first
+    assert tabs.isAncestorOf(QApplication.focusWidget()), QApplication.focusWidget()
+
+
 def test_tables_of_the_later_tabs_give_tab_back(window):
     """Compare's and Portability's tables moved Tab from cell to cell (156 presses stayed in one)."""
     from PySide6.QtWidgets import QAbstractItemView

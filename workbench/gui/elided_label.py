@@ -310,6 +310,24 @@ class ElidedTabs(QTabWidget):
         if event.key() not in (Qt.Key.Key_Tab, Qt.Key.Key_Backtab) \
                 or not event.modifiers() & Qt.KeyboardModifier.ControlModifier:
             return
+        self.focus_page()
+
+    def step_page(self, step: int) -> None:
+        """Open the next (``step`` 1) or previous (-1) tab that can be opened, wrapping round, with
+        the focus on its page: what Ctrl+Tab does from anywhere in the window. The tab widget
+        answered it only with the focus already inside it; after F5 the focus is on Start, and
+        the key did nothing."""
+        count = self.count()
+        for offset in range(1, count + 1):
+            index = (self.currentIndex() + step * offset) % count
+            if self.isTabEnabled(index) and self.isTabVisible(index):
+                self.setCurrentIndex(index)
+                break
+        self.focus_page()
+
+    def focus_page(self) -> None:
+        """The focus onto the open page's first control, else onto the tab row (kept where it is
+        when it is on a control of the page already)."""
         focus = QApplication.focusWidget()
         page, start = self.currentWidget(), self.window()
         # kept where Qt put it only on a control of the page: on the tab row (where a page without

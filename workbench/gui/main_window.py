@@ -274,6 +274,10 @@ class MainWindow(WindowRuns):
         self.pages.add("sizes", "Sizes", self._build_size_view)
         self.pages.add("portability", "Portability", self._build_portability)
         self.bottom_tabs.currentChanged.connect(self._on_bottom_tab)
+        # Ctrl+Tab goes through the lower tabs from anywhere in the window, as F5 starts a run
+        # from anywhere (the tab widget answers it only with the focus inside it)
+        for keys, step in (("Ctrl+Tab", 1), ("Ctrl+Shift+Tab", -1), ("Ctrl+Backtab", -1)):  # (Tab or Backtab)
+            QShortcut(QKeySequence(keys), self).activated.connect(lambda step=step: self.bottom_tabs.step_page(step))
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
         model.objective_changed.connect(self._on_trials_for_importance)
