@@ -576,11 +576,17 @@ def test_a_weight_row_added_for_a_metric_is_reached_with_the_keyboard(own_metric
     box.activated.emit(box.findText("merit"))  # what picking it in the list does
     toggle, slider = panel.direction_buttons["merit"], panel.weight_sliders["merit"]
     qtbot.wait(10)  # the new row's widgets are shown by the layout
-    last_fixed = panel.weight_sliders[list(panel.WEIGHTED)[-1]]
+    last_fixed = panel.weight_rows[list(panel.WEIGHTED)[-1]].value
+    value = panel.weight_rows["merit"].value
     assert not slider.isEnabled()  # no weight without a direction: Tab skips it, as it should
-    assert tabbed_after(last_fixed, 1) == [toggle]
+    assert tabbed_after(last_fixed, 2) == [value, toggle] if value.isEnabled() else [toggle]
     toggle.click()  # a direction: the slider takes part
-    assert tabbed_after(last_fixed, 2) == [slider, toggle]
+    assert tabbed_after(last_fixed, 3) == [slider, value, toggle]
+    # row by row, each slider then its exact value (the values came after the last row's toggle)
+    expected = [w for row in panel.weight_rows.values() for w in (row.slider, row.value, row.toggle)
+                if w is not None and w.isEnabled()]
+    stops = [expected[0], *tabbed_after(expected[0], len(expected) - 1)]
+    assert stops == expected, [w.accessibleName() or w.text() for w in stops]
 
 
 def test_a_typed_bound_on_an_empty_window_is_checked_against_the_chosen_backend(window):

@@ -520,8 +520,10 @@ class ObjectivePanel(QWidget):
         self.more_metrics.setVisible(bool(others))
         # Tab goes through the rows in the order they are shown: a row added later (a metric of the
         # benchmark's own, with its direction toggle) was at the end of the window's focus chain,
-        # behind the results table, out of reach of the keyboard
-        chain: list[QWidget] = [w for row in self.weight_rows.values() for w in (row.slider, row.toggle) if w is not None]
+        # behind the results table, out of reach of the keyboard); within a row, its slider, its
+        # exact value, then its direction toggle (the values were all visited after the last row)
+        chain: list[QWidget] = [w for row in self.weight_rows.values() for w in (row.slider, row.value, row.toggle)
+                                if w is not None]
         for before, after in zip(chain, [*chain[1:], self.more_metrics]):
             QWidget.setTabOrder(before, after)
         reported = self.reported_metrics()
