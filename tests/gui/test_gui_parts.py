@@ -861,6 +861,18 @@ def test_a_paused_run_says_so_in_the_progress_label_without_an_eta(window):
     assert bar.progress_label.text() == "done (budget), 100 evals"
 
 
+def test_a_run_waiting_for_its_compiles_after_its_last_evaluation_shows_no_eta(window):
+    """Every evaluation done, the run waits for its background compiles: the label read "ETA 0s"
+    beside a full bar for minutes."""
+    bar = window.toolbar
+    bar.set_running(True)
+    bar.show_compiles(33, 0)
+    bar.show_progress(100, 100, 2, 0.0)
+    assert bar.progress_label.text() == "33 compiling in background (estimates shown), 0 refined; 100 done, 2 failed"
+    bar.show_progress(60, 100, 2, 3.0)
+    assert bar.progress_label.text().endswith("60 done, 2 failed ETA 3s")
+
+
 def test_a_run_at_another_size_keeps_the_wider_space_the_panel_shows(window, qtbot):
     """The session's space carries the run's problem; the panel's carries the template's default.
     Started from an edited panel, the run must leave the panel's base wide, whatever the size."""

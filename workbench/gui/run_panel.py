@@ -508,7 +508,10 @@ class RunToolbar(QToolBar):
                       aborted: int = 0) -> None:
         self.progress.setMaximum(total or 0)
         self.progress.setValue(done)
-        self._eta = f"ETA {eta_s:.0f}s" if eta_s is not None else ""
+        # none once every evaluation is done: a run that then waits for its compiles read "ETA 0s"
+        # for minutes (the compiles' own count says what it waits for)
+        finished = total is not None and total > 0 and done >= total
+        self._eta = f"ETA {eta_s:.0f}s" if eta_s is not None and not finished else ""
         stopped = f", {aborted} aborted over the latency limit" if aborted else ""
         self.show_state(f"{done} done, {failures} failed{stopped}", progress=True)
 
