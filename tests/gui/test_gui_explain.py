@@ -792,6 +792,27 @@ def test_the_table_shows_kernel_tuners_time_for_a_recording_only(window, tmp_pat
     assert "median" in table.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
 
 
+def test_every_column_header_says_what_it_holds(window):
+    """Only metrics beyond the built-in columns had a tool tip: occupancy, registers / thread,
+    on-chip per SM and every slot column said nothing, where the registry and the template have
+    the words."""
+    from PySide6.QtCore import Qt
+
+    table = window.results.table_model
+    window.model.set_session(_session())
+
+    def tip(key: str) -> str:
+        return table.headerData(table.column_of(key), Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+
+    assert tip("metric:occupancy") == "occupancy: achieved share of the SM's warp slots; higher is better"
+    assert tip("metric:onchip_kb_per_sm").startswith("onchip_kb_per_sm: shared memory and registers the blocks "
+                                                     "resident on one SM take together (KiB)")
+    slot = window.model.session.space.slots[0]
+    assert tip("slot:" + slot.name) == (f"{slot.name}: {slot.doc or 'a tunable slot'} ({slot.group}; "
+                                        f"{len(slot.values):,} values)")
+    assert "median" in tip("metric:kt_time_ms")  # (a tip of its own, kept)
+
+
 def test_a_recording_read_before_the_median_rule_calls_its_latency_kernel_tuners_time(tmp_path):
     """A session imported (or replayed) when a record's latency_ms was Kernel Tuner's time has p20
     and p80 beside it but no Kernel Tuner time: its latency is that time (a mean), not a median."""

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Status, Trial
 from workbench.core.domain.search_objective import LATENCY_BOUND
-from workbench.core.domain.metrics import METRICS, known_direction
+from workbench.core.domain.metrics import METRICS, known_direction, metric_description
 from workbench.core.domain.objective import violated_bounds, violations
 from workbench.gui.column_choice import ColumnChoice
 from workbench.gui.model import STATUS_CODES, STATUSES, SessionModel
@@ -88,8 +88,8 @@ MANY_WIDTHS = 32
 def metric_tip(name: str, directions: Mapping[str, int]) -> str:
     """What a metric column holds and which way is better (the user's direction, the registry's,
     or a naming convention's), or that no direction is known yet."""
-    info = METRICS.get(name)
-    what = f"{name}: {info.description}" if info is not None and info.description else f"{name}: reported by the trials"
+    description = metric_description(name)
+    what = f"{name}: {description}" if description else f"{name}: reported by the trials"
     direction = known_direction(name, directions)
     if direction is None:
         return f"{what}; direction unknown (choose one under Score weights to weigh it)"
@@ -241,10 +241,21 @@ class TrialTableModel(QAbstractTableModel):
             return self._columns[section][1]
         if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.ToolTipRole:
             key = self._columns[section][0]
-            if key.startswith("metric:") and key[7:] in self.own_metrics:
+            if key in _HEADER_TIPS:
+                return _HEADER_TIPS[key]
+            if key.startswith("metric:"):  # (each says what it holds: occupancy, registers / thread...)
                 return plain_tip(metric_tip(key[7:], self.model.weights.directions))
-            return _HEADER_TIPS.get(key)
+            if key.startswith("slot:"):
+                return plain_tip(self._slot_tip(key[5:]))
         return None
+
+    def _slot_tip(self, name: str) -> str:
+        """A slot column's tool tip: its name, what it sets (the template's words) and its concern."""
+        space = self.model.session.space if self.model.session is not None else None
+        slot = next((s for s in space.slots if s.name == name), None) if space is not None else None
+        if slot is None:
+            return f"{name}: a tunable slot"
+        return f"{name}: {slot.doc or 'a tunable slot'} ({slot.group}; {len(slot.values):,} values)"
 
     def raw(self, row: int, key: str) -> Any:
         """The cell's value as data (numbers stay numbers, for sorting and filtering)."""

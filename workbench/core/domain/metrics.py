@@ -63,6 +63,23 @@ METRICS: dict[str, MetricInfo] = dict(
     )
 )
 
+#: What the figures a backend reports to describe a config (not to rate it: no direction of their
+#: own) hold, for the views' tool tips.
+DESCRIPTIVE: dict[str, str] = {
+    "threads_per_block": "threads in one block",
+    "onchip_kb_per_block": "shared memory and registers one block takes (KiB)",
+    "onchip_kb_per_sm": "shared memory and registers the blocks resident on one SM take together (KiB)",
+    "dram_mb": "DRAM traffic of one launch, re-reads and spills included (MB)",
+    "work_gflop": "floating-point work of one launch (GFLOP)",
+}
+
+
+def metric_description(name: str) -> str:
+    """What metric ``name`` holds, in a few words; empty for one the workbench does not know."""
+    info = METRICS.get(name)
+    return info.description if info is not None else DESCRIPTIVE.get(name, "")
+
+
 #: Metrics of the registry that are shares of a whole, 1 at most (a bound asking for more can never hold).
 SHARES = frozenset({"occupancy", "quality"})
 
@@ -127,6 +144,8 @@ CONVENTIONS: tuple[tuple[str, int], ...] = (
     (rf"^[gmkt]?{_WORK}(_.*)?_(per_)?(s|sec|second|w|watt|j|joule)$", MAXIMIZE),  # mpoints_s, perf_w, bytes_j
     (rf"^{_TIME_ENERGY}_(per_)?[gmkt]?{_WORK}$", MINIMIZE),  # ns_flop, time_per_flop, j_per_op
     (r"(flop|ops).*_(per_)?(w|watt|j|joule)$", MAXIMIZE),  # gflops_w, flops_per_joule: efficiency
+    # an amount of floating-point work, not a rate (work_gflop, flop): a cost, as bytes moved are
+    (r"(^|_)[gmkt]?flop$", MINIMIZE),
     (r"(efficiency|speedup)", MAXIMIZE),
     (r"(energy|power|watt|joule)", MINIMIZE),
     (r"(flop|gb_s|gbs|bandwidth|throughput|occupancy|quality)", MAXIMIZE),
