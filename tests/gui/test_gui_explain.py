@@ -514,6 +514,9 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
     save_session(other, path)
     view.add_session(str(path))
     assert len(view.curves) == 2
+    for curve in view.curves:  # a staircase: each best holds until the evaluation that beats it
+        xs, ys = curve.getData()  # (sloped lines from the evaluation before used to join the bests)
+        assert len(xs) > 2 and all(x0 == x1 or y0 == y1 for x0, x1, y0, y1 in zip(xs, xs[1:], ys, ys[1:]))
     _, ours = view.curves[0].getData()
     _, theirs = view.curves[1].getData()
     assert 10 ** ours[-1] == pytest.approx(0.1) and 10 ** theirs[-1] == pytest.approx(0.2)  # log y axis

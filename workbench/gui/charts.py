@@ -26,6 +26,7 @@ from workbench.gui.axes import (
     single_value_range, tradeoff_metrics, value_ticks,
 )
 from workbench.gui.chart_header import ChartHeader
+from workbench.gui.comparison import best_so_far_steps
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
@@ -361,7 +362,7 @@ class ScoreChart(ChartBase):
         self.feasible.setData(x=number[feasible], y=score[feasible], data=index[feasible])
         self.infeasible.setData(x=number[ok_infeasible], y=np.nan_to_num(score[ok_infeasible]), data=index[ok_infeasible])
         self.failed.setData(x=number[failed], y=np.zeros(int(failed.sum())), data=index[failed])
-        rows, values = _steps(model.best_so_far())
+        rows, values = best_so_far_steps(model.best_so_far())
         self.best_line.setData(number[rows.astype(np.int64)].astype(float), values)
         # one trial (or one trial number): that number and the next ten (half a trial left of it, so
         # its point shows whole), not -4 to 4; a later size of a sweep numbers its trials on from
@@ -936,19 +937,6 @@ class MetricChart(ChartBase):
         x, y = float(self.model.metric(x_name)[index]), float(self.model.metric(y_name)[index])
         offset = float(category_spread(np.array([index]))[0])  # where _refresh drew it (no log on a text slot)
         return x + (offset if self._categorical[0] else 0.0), y + (offset if self._categorical[1] else 0.0)
-
-
-def _steps(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The best-so-far staircase from its change points only (a handful of vertices, not one per trial)."""
-    n = len(best)
-    finite = np.isfinite(best)
-    if not finite.any():
-        return np.empty(0), np.empty(0)
-    start = int(np.argmax(finite))
-    changes = start + np.flatnonzero(np.diff(best[start:], prepend=np.nan) != 0)
-    x = np.repeat(changes, 2)[1:]
-    y = np.repeat(best[changes], 2)[:-1]
-    return np.append(x, n - 1).astype(float), np.append(y, best[-1])
 
 
 def _spread_segments(model: SessionModel, shown: np.ndarray, other: np.ndarray,

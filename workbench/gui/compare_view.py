@@ -29,7 +29,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.fs import resolved
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.comparison import (
-    best_latency_so_far, compare_trials, overlay_trials, running_min, session_label, source_diff,
+    best_latency_so_far, best_so_far_steps, compare_trials, overlay_trials, running_min, session_label, source_diff,
 )
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, set_left_title
@@ -421,9 +421,9 @@ class CompareView(QWidget):
                 best, elsewhere = self._overlay_curve(session, problem)
             colour = CURVE_COLOURS[k % len(CURVE_COLOURS)]
             style, stroke = CURVE_STYLES[(k // len(CURVE_COLOURS)) % len(CURVE_STYLES)]
-            x = np.arange(len(best), dtype=float)
             keep = np.isfinite(best)
-            curve = pg.PlotDataItem(x[keep], best[keep], pen=pg.mkPen(*colour, width=2.5, style=style), stepMode=None)
+            steps_x, steps_y = best_so_far_steps(best)
+            curve = pg.PlotDataItem(steps_x, steps_y, pen=pg.mkPen(*colour, width=2.5, style=style), stepMode=None)
             self.plot.addItem(curve)
             self.curves.append(curve)
             final = (f"best {'feasible ' if bounded else ''}{fmt(float(best[keep][-1]))} ms" if keep.any()

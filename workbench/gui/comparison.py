@@ -93,6 +93,22 @@ def running_min(latency: np.ndarray) -> np.ndarray:
     return np.where(np.isfinite(best), best, np.nan)
 
 
+def best_so_far_steps(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices of a best-so-far curve (:func:`running_min`'s) drawn as the staircase it is: each
+    best holds until the evaluation that beats it, then drops straight down (a line from point to
+    point sloped from the evaluation before). From its change points only: a handful of vertices,
+    not one per trial. x is the evaluation's position in ``best``."""
+    n = len(best)
+    finite = np.isfinite(best)
+    if not finite.any():
+        return np.empty(0), np.empty(0)
+    start = int(np.argmax(finite))
+    changes = start + np.flatnonzero(np.diff(best[start:], prepend=np.nan) != 0)
+    x = np.repeat(changes, 2)[1:]
+    y = np.repeat(best[changes], 2)[:-1]
+    return np.append(x, n - 1).astype(float), np.append(y, best[-1])
+
+
 def session_label(session: Session) -> str:
     """``sgemm · Simulated NVIDIA H200 · agents`` for a legend; a session no strategy of ours
     measured (an import of a recording) says so instead of a strategy's name, and a recording's
