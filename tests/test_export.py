@@ -225,6 +225,40 @@ def test_a_pick_resting_on_a_pending_estimate_says_so_and_where_it_came_from(
     assert f"--out {path} --refine-only" in warning and f"--out {other} " not in warning
 
 
+def test_an_export_says_when_the_quality_it_quotes_compared_no_outputs(sessions: dict[str, Session]) -> None:
+    """A simulated trial of a template without an emulation has the reference rounded to float32 as
+    its quality (show and tune say its outputs were not compared): the export wrote quality=1 as if
+    they had been checked, and the CuPy script called the simulated figure an exported measurement."""
+    unchecked = plan_export([sessions["vector_add"]])  # no emulation of its arithmetic
+    said = "quality is not a comparison of outputs"
+    metrics_line = next(line for line in export_text(unchecked, "header").splitlines() if line.startswith("// metrics:"))
+    assert "quality=" in metrics_line and said in metrics_line
+    assert any(said in note for note in json.loads(export_text(unchecked, "json"))["notes"])
+    assert "RECORDED_DEVICE: str = 'Simulated NVIDIA H200 [SIMULATED]'" in export_text(unchecked, "cupy")
+    compared = plan_export([sessions["reduce_sum"]])  # emulated: its outputs were compared
+    assert said not in export_text(compared, "header") and said not in export_text(compared, "json")
+
+
+def test_a_config_the_edited_template_no_longer_takes_is_refused_alike_in_every_format(
+        sessions: dict[str, Session]) -> None:
+    """The CUDA source and the CuPy script said only the space's complaint ("slot tile: value 4096 is
+    not allowed"), where the header and the JSON named the config that does not fit."""
+    import dataclasses
+
+    session = sessions["vector_add"]
+    best = plan_export([session]).recommended.trial.config
+    template = TEMPLATES["vector_add"]
+    slot = next(s for s in template.slots if len(s.values) > 1)
+    narrowed = [dataclasses.replace(s, values=tuple(v for v in s.values if v != best[slot.name]))
+                if s is slot else s for s in template.slots]
+    edited = dataclasses.replace(template, slots=tuple(narrowed))
+    plan = plan_export([session], templates={"vector_add": edited})
+    assert plan.recommended.trial.config == best  # (the session's pick, which the template no longer takes)
+    for fmt in ("header", "cuda", "json", "cupy"):
+        with pytest.raises(WorkbenchError, match=rf"^config {best.id} does not fit the template: slot {slot.name}: "):
+            export_text(plan, fmt)
+
+
 def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:
     from workbench.core.io.export import _py_text
 

@@ -176,7 +176,7 @@ def main() -> int:
         end.synchronize()
         samples.append(float(cp.cuda.get_elapsed_time(start, end)))
     latency = float(np.median(samples))
-    recorded = (f" (exported measurement: {RECORDED_LATENCY_MS:.4g} ms on {RECORDED_DEVICE})"
+    recorded = (f" (exported latency: {RECORDED_LATENCY_MS:.4g} ms on {RECORDED_DEVICE})"
                 if RECORDED_LATENCY_MS else "")
     print(f"OK: {KERNEL} config {CONFIG_ID} latency {latency:.4g} ms median of {REPEATS}{recorded}")
     return 0

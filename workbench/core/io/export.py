@@ -49,6 +49,7 @@ from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import c_literal, c_string_body, likeliest_first, stands_in_for_another
 from workbench.core.io.export_seal import seal_json, seal_text
+from workbench.core.model.quality import outputs_compared
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
 #: The file suffix of each format (the window's Export dialog picks the format by it).
@@ -479,10 +480,28 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
         raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs a kernel template: {quoted(why)}; "
                                       "use {format:header} or {format:json}")
+    _check_configs_fit(plan)
     if fmt == "json":
         return _json(plan)
     text = {"header": _header, "cuda": _cuda, "cupy": _cupy}[fmt](plan)
     return seal_text(text, "#" if fmt == "cupy" else "//")
+
+
+def _check_configs_fit(plan: ExportPlan) -> None:
+    """Refuse, in one line naming the config, an export of one the template no longer takes (a slot's
+    values edited since the session was tuned): the CUDA source and the script said only the
+    space's complaint, without the config or why, where the header and the JSON named both."""
+    if plan.template is None:
+        return
+    problem = plan.template.resolve_problem(plan.problem)
+    space = plan.template.space(problem)
+    for choice in [*plan.choices, *([plan.portable] if plan.portable is not None else [])]:
+        try:
+            space.config(choice.trial.config)
+        except SpaceError as exc:
+            edited = ("; the template changed since the session was tuned" if plan.source_hash and plan.source_hash
+                      not in {plan.template.source_hash(), *plan.template.earlier_hashes()} else "")
+            raise WorkbenchError(f"config {choice.trial.config.id} does not fit the template: {exc}{edited}") from None
 
 
 def render_export(
@@ -583,7 +602,19 @@ def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
     note = estimate_note(trial)
     if note and any(name in metrics for name in _RESOURCE_METRICS):
         text += f"; {note}"
+    unchecked = unchecked_quality_note(trial)
+    if unchecked:
+        text += f"; {unchecked}"
     return text
+
+
+def unchecked_quality_note(trial: Trial) -> str:
+    """What an export says beside a simulated trial's quality when nothing compared its outputs
+    (what show and tune say of such a run): ``quality=1`` read as outputs checked and found exact."""
+    if "quality" not in trial.measurement.metrics or outputs_compared(trial.measurement.details or {}):
+        return ""
+    return ("quality is not a comparison of outputs: the simulator ran no kernel and has no emulation of this "
+            "one's arithmetic, so a config writing wrong values would succeed; a run on a GPU checks them")
 
 
 def estimate_note(trial: Trial) -> str:
@@ -1054,9 +1085,9 @@ def _json(plan: ExportPlan) -> str:
         "notes": list(plan.notes),
     }
     for choice in plan.choices:
-        note = estimate_note(choice.trial)
-        if note:
-            doc["notes"].append(f"{choice.device}: {note}" if len(plan.choices) > 1 else note)
+        for note in (estimate_note(choice.trial), unchecked_quality_note(choice.trial)):
+            if note:
+                doc["notes"].append(f"{choice.device}: {note}" if len(plan.choices) > 1 else note)
     if plan.template is not None:
         # every define a build of the template needs: the slots', then the problem's (the header's)
         doc["macros"] = slot_defines(plan, single.trial.config) + problem_defines(plan)
@@ -1145,7 +1176,10 @@ def _cupy(plan: ExportPlan) -> str:
         "OPTIONS": repr(tuple(template.compile_options)),
         "REPEATS": "50",
         "RECORDED_LATENCY_MS": repr(latency if math.isfinite(latency) else None),
-        "RECORDED_DEVICE": repr(recorded_device),
+        # tagged as the export's devices line is ([SIMULATED], [replayed]...): the figure was printed
+        # as "exported measurement" beside the script's own, also when a model predicted it
+        "RECORDED_DEVICE": repr(recorded_device + provenance_tag(plan.device_provenance.get(recorded_device,
+                                                                                           plan.provenance))),
         "SOURCE": _py_text(template.render(config, problem, line_directive=False)),
     }
     lines = [
