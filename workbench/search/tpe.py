@@ -24,6 +24,7 @@ import math
 import warnings
 from typing import Any, Sequence
 
+import numpy as np
 import optuna
 from optuna.distributions import BaseDistribution, CategoricalDistribution, IntDistribution
 from optuna.trial import TrialState, create_trial
@@ -67,6 +68,14 @@ def _store_constraints(trial: Any, attrs: dict[str, Any]) -> None:
     if _TRIAL_CONSTRAINTS:
         for k, value in enumerate(values):
             trial.set_constraint(f"c{k}", value)
+
+
+def optuna_seed(seed: int) -> int:
+    """``seed`` (any of the run's, 0 to 2**63-1) as the 32-bit seed Optuna's sampler takes: itself
+    below 2**32, a hash of it above. Taken modulo 2**32, seeds 2**32 apart gave the same run."""
+    if 0 <= seed < 2**32:
+        return seed
+    return int(np.random.SeedSequence(seed).generate_state(1)[0])
 
 
 class TPE(IndexedStrategy):
@@ -117,7 +126,7 @@ class TPE(IndexedStrategy):
                 # stderr in every run, about the library, not the person's run
                 warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
                 sampler = optuna.samplers.TPESampler(
-                    seed=int(self.seed) % (2**32),
+                    seed=optuna_seed(int(self.seed)),
                     n_startup_trials=int(self.options["startup"]),
                     multivariate=bool(self.options["multivariate"]),
                     constant_liar=True,  # pending trials count as bad, so a parallel batch spreads out
