@@ -1382,3 +1382,16 @@ def test_an_empty_window_draws_no_tick_values_and_a_session_brings_them_back(win
         shown[chart.title] = all(chart.plot.getAxis(name).style["showValues"] for name in ("left", "bottom"))
     assert shown == {window.score_chart.title: True, window.tradeoff_chart.title: False,
                      window.metric_chart.title: False}, shown
+
+
+@pytest.mark.parametrize("device, tag", [({"name": "toy GPU", "simulated": True}, " <i>(simulated)</i>"),
+                                         ({"name": "A100", "recorded": True}, " <i>(recorded)</i>"),
+                                         ({"name": "A100"}, "")])
+def test_the_recommended_latency_says_where_it_comes_from(window, device, tag):
+    """Only the status bar said SIMULATED: the card, shown or photographed alone, gave a modelled
+    or recorded latency as a measurement."""
+    import dataclasses
+
+    window.model.set_session(dataclasses.replace(_session(), device=device))
+    headline = next(line for line in window.best_card.text().split("<br>") if line.startswith("<b>latency (ms): "))
+    assert headline.endswith("</b>" + tag)

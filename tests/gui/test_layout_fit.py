@@ -643,6 +643,8 @@ def test_the_recommended_card_gives_its_reason_first(ran, qtbot):
     assert first.startswith("<i>Why: lowest latency among") and third.startswith("<big><b>")
     # the headline figure before the config: after ten slot lines it was below the fold at 1280x720
     assert second.startswith("<b>latency (ms): ")
+    # said to be the simulator's: a card shown or photographed alone read as a measurement
+    assert second.endswith("</b> <i>(simulated)</i>")
 
 
 def test_a_no_data_message_wraps_inside_its_plot(window, qtbot, landscape):

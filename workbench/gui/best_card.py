@@ -10,6 +10,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from workbench.core.domain.records import provenance
 from workbench.core.model.quality import EMULATION, FLOAT32_DIGITS, ROUNDED_REFERENCE
 from workbench.gui.model import SessionModel
 from workbench.core.domain.figures import fmt
@@ -116,7 +117,11 @@ class BestCard(QFrame):
                  for k in listed if k in metrics and not (k in _RATES and not metrics[k] and k != self.chart_metric)]
         # the headline figure (latency) goes before the config: after its ten slot lines it was below
         # the fold of the card in presentation mode at 1280x720, and the room saw no number at all
-        headline = f"<b>{lines[0]}</b>" if lines and listed[0] in metrics else ""
+        # with where the figure comes from when no GPU measured it: a card shown or photographed
+        # alone said 0.05123 ms as a measurement (only the status bar said "SIMULATED")
+        kind = provenance(model.session.device) if model.session is not None else "measured"
+        source_tag = "" if kind == "measured" else f" <i>({kind})</i>"
+        headline = f"<b>{lines[0]}</b>{source_tag}" if lines and listed[0] in metrics else ""
         shown = "<br>".join(lines[1:] if headline else lines)
         # The reason comes first: it is the card's one sentence, and below the config and its figures
         # it was out of sight wherever the card scrolls (presentation mode's fonts at 1440x900).
