@@ -239,6 +239,25 @@ def test_an_export_says_when_the_quality_it_quotes_compared_no_outputs(sessions:
     assert said not in export_text(compared, "header") and said not in export_text(compared, "json")
 
 
+def test_compiled_resource_figures_are_said_to_be_the_workbenchs_nvrtc_builds(sessions: dict[str, Session]) -> None:
+    """nvcc 13 gives one exported config 56 registers where the export said 48 (NVRTC 12.9's): the
+    figures were printed as the config's own, whoever compiles it."""
+    import copy
+    import dataclasses
+
+    said = "registers, shared memory and occupancy are of the workbench's NVRTC build for sm_90"
+    estimated = plan_export([sessions["vector_add"]])  # estimated resources: said apart, not as NVRTC's
+    assert said not in export_text(estimated, "header")
+    session = copy.deepcopy(sessions["vector_add"])
+    for k, trial in enumerate(session.trials):
+        details = {**trial.measurement.details, "estimated": False}
+        session.trials[k] = dataclasses.replace(trial, measurement=dataclasses.replace(trial.measurement, details=details))
+    compiled = plan_export([session])
+    metrics_line = next(line for line in export_text(compiled, "header").splitlines() if line.startswith("// metrics:"))
+    assert said in metrics_line and "registers=" in metrics_line
+    assert any(said in note for note in json.loads(export_text(compiled, "json"))["notes"])
+
+
 def test_a_config_the_edited_template_no_longer_takes_is_refused_alike_in_every_format(
         sessions: dict[str, Session]) -> None:
     """The CUDA source and the CuPy script said only the space's complaint ("slot tile: value 4096 is

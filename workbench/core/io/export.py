@@ -602,10 +602,24 @@ def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
     note = estimate_note(trial)
     if note and any(name in metrics for name in _RESOURCE_METRICS):
         text += f"; {note}"
-    unchecked = unchecked_quality_note(trial)
-    if unchecked:
-        text += f"; {unchecked}"
+    for extra in (compiler_note(trial), unchecked_quality_note(trial)):
+        if extra:
+            text += f"; {extra}"
     return text
+
+
+def compiler_note(trial: Trial) -> str:
+    """Whose the register, shared-memory and occupancy figures of a trial of the workbench's own
+    backends (the simulator, the CUDA backend: they record the architecture they built for) are:
+    the workbench compiles with NVRTC, and another compiler or version (nvcc's ptxas of another
+    release) allocates registers differently, 56 for 48. '' for other trials (a recording's figures
+    are its tool's), for none, and for an estimate (said apart)."""
+    arch = (trial.measurement.details or {}).get("arch")
+    if (not is_arch_name(arch) or trial.measurement.resources_estimated
+            or not any(m in trial.measurement.metrics for m in _RESOURCE_METRICS)):
+        return ""
+    return (f"registers, shared memory and occupancy are of the workbench's NVRTC build for {arch}: another "
+            "compiler or version can allocate registers differently")
 
 
 def unchecked_quality_note(trial: Trial) -> str:
@@ -1085,7 +1099,7 @@ def _json(plan: ExportPlan) -> str:
         "notes": list(plan.notes),
     }
     for choice in plan.choices:
-        for note in (estimate_note(choice.trial), unchecked_quality_note(choice.trial)):
+        for note in (estimate_note(choice.trial), compiler_note(choice.trial), unchecked_quality_note(choice.trial)):
             if note:
                 doc["notes"].append(f"{choice.device}: {note}" if len(plan.choices) > 1 else note)
     if plan.template is not None:
