@@ -980,3 +980,72 @@ def test_enter_presses_the_focused_button_as_space_does(editor, qtbot):
     rows = table.rowCount()
     qtbot.keyClick(add, Qt.Key.Key_Return)
     assert table.rowCount() == rows + 1
+
+
+def test_a_cell_still_being_typed_in_is_part_of_what_save_and_close_read(editor, qtbot, tmp_path, monkeypatch):
+    """Ctrl+S said "saved" and wrote the slot's old description, closing asked nothing and lost the
+    values typed, while the cell's editor was still open."""
+    from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
+
+    editor.open_folder(EXAMPLE)
+    editor.show()
+    table = editor.slots_table
+
+    def type_into(row: int, column: int, text: str) -> None:
+        table.setCurrentCell(row, column)
+        table.editItem(table.item(row, column))
+        typing = QApplication.focusWidget() if isinstance(QApplication.focusWidget(), QLineEdit) else None
+        typing = typing or table.viewport().findChild(QLineEdit)
+        assert typing is not None
+        typing.setText(text)  # typed, not yet committed (no Enter, no click elsewhere)
+
+    type_into(0, 4, "threads per block EDITED")
+    saved = editor.save(tmp_path)
+    assert "threads per block EDITED" in saved.read_text() and not editor.modified()
+    type_into(0, 4, "edited once more")
+    editor.interactive = True
+    asked: list[str] = []
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: asked.append(a[2]) or QMessageBox.StandardButton.Save)
+    editor.close()
+    assert len(asked) == 1 and not editor.isVisible()  # asked, and Save kept the edit
+    assert "edited once more" in saved.read_text()
+
+
+def test_an_output_renamed_or_its_kind_mistyped_keeps_its_reference_expression(editor):
+    """Renaming ``out`` to ``result`` (or typing its kind as ``output`` for a moment) erased its
+    expression for good: the check then said the reference expression is empty."""
+    editor.open_folder(EXAMPLE)
+    row = next(r for r in range(editor.args_table.rowCount()) if editor.args_table.item(r, 1).text() == "out")
+    name = editor.args_table.item(row, 0).text()
+    expression = editor.ref_table.item(0, 1).text()
+    assert expression
+
+    def reference_rows() -> list[tuple[str, str]]:
+        return [(editor.ref_table.item(r, 0).text(), editor.ref_table.item(r, 1).text())
+                for r in range(editor.ref_table.rowCount())]
+
+    editor.args_table.item(row, 0).setText("result")
+    assert reference_rows() == [("result", expression)]
+    editor.args_table.item(row, 0).setText(name)
+    assert reference_rows() == [(name, expression)]
+    editor.args_table.item(row, 1).setText("output")  # not an output kind: the row goes
+    assert reference_rows() == []
+    editor.args_table.item(row, 1).setText("out")
+    assert reference_rows() == [(name, expression)]
+
+
+def test_save_to_a_folder_names_the_saved_file_in_the_title_and_f5_is_on_tunes_tip(editor, qtbot, tmp_path):
+    type_saxpy(editor, qtbot)
+    assert checked(editor, qtbot).ok and editor.tune_button.toolTip() == "F5"
+    saved = editor.save(tmp_path)
+    assert editor.windowTitle() == f"Kernel template editor - {saved}[*]"  # (it stayed the draft's)
+
+
+def test_a_problem_parameter_given_twice_is_refused_naming_both_rows(editor, qtbot):
+    type_saxpy(editor, qtbot)
+    set_row(editor.problem_table, 2, ("n", "1024", "64", "again"))
+    editor.spec()
+    assert [str(p) for p in editor.form_problems] == [
+        "problem.n: error: problem parameter 'n' is declared twice (rows 1 and 3)"]
+    with pytest.raises(WorkbenchError, match="declared twice"):
+        editor.save()

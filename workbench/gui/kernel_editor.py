@@ -20,7 +20,7 @@ from typing import Any, Callable, Mapping
 from PySide6.QtCore import QThread, QTimer, Qt, Signal
 from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
-    QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget, QListWidgetItem,
+    QAbstractItemDelegate, QAbstractItemView, QApplication, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget, QListWidgetItem,
     QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
     QTextEdit, QVBoxLayout, QWidget,
 )
@@ -193,6 +193,7 @@ class KernelEditor(QMainWindow):
         self._thread: _CheckThread | None = None
         self._pending = False
         self._loading = False
+        self._ref_memory: dict[str, str] = {}  # output name -> its last reference expression (see _sync_reference_rows)
         self.timer = QTimer(self)
         self.timer.setSingleShot(True)
         self.timer.setInterval(CHECK_DELAY_MS)
@@ -304,7 +305,7 @@ class KernelEditor(QMainWindow):
         self.problems.itemActivated.connect(self._on_problem_activated)
         self.problems.itemClicked.connect(self._on_problem_activated)
         self.compile_button = QPushButton("Check now")
-        self.compile_button.clicked.connect(self.check_now)
+        self.compile_button.clicked.connect(self._on_check_now)
         self.save_button = QPushButton("Save")
         self.save_button.clicked.connect(lambda: self._guard(self.save))
         self.save_as_button = QPushButton("Save to folder...")
@@ -427,6 +428,7 @@ class KernelEditor(QMainWindow):
         try:
             self.folder = folder
             self._lone_source_folder = None  # (open_folder sets it for a .cu opened as a new draft)
+            self._ref_memory = {}  # (another template's outputs)
             self.spec_file = None  # (open_folder names it once the form is filled)
             self._opened = opened
             self.reference_file = None
@@ -497,10 +499,16 @@ class KernelEditor(QMainWindow):
         spec["slots"] = slots
         spec["restrictions"] = [line.strip() for line in self.restrictions.toPlainText().splitlines() if line.strip()]
         problem = {}
+        rows_of: dict[str, int] = {}
         for row in range(self.problem_table.rowCount()):
             pname = _cell(self.problem_table, row, 0)
             if not pname:
                 continue
+            if pname in rows_of:  # (the later row overwrote the earlier one, unsaid)
+                problems.append(Diagnostic("spec", "error", f"problem parameter {pname!r} is declared twice (rows "
+                                           f"{rows_of[pname] + 1} and {row + 1})", field=f"problem.{pname}"))
+                continue
+            rows_of[pname] = row
             try:
                 entry = {"default": _scalar(_cell(self.problem_table, row, 1))}
                 if _cell(self.problem_table, row, 2):
@@ -581,11 +589,21 @@ class KernelEditor(QMainWindow):
     def may_drop_edits(self, doing: str) -> bool:
         """Whether to go on with ``doing`` (opening another template, closing), which drops the
         form's unsaved edits: asked of a person; automation goes on, as a script asked for it."""
+        self.commit_open_edits()  # (what a cell still being typed in holds is an edit too)
         if not self.interactive or not self.modified():
             return True
         answer = QMessageBox.question(
             self, "Kernel template", f"The template has edits that are not saved. {doing} and drop them?",
-            QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel, QMessageBox.StandardButton.Cancel)
+            QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel)
+        if answer == QMessageBox.StandardButton.Save:  # (without it: Cancel, Save, and the same again)
+            try:
+                self.save()
+            except (WorkbenchError, OSError) as exc:  # not saved: nothing is dropped
+                self._error(window_message(exc) if isinstance(exc, WorkbenchError)
+                            else f"{exc.filename or ''}: {exc.strerror or exc}")
+                return False
+            return True
         return answer == QMessageBox.StandardButton.Discard
 
     def _changed(self, *_: Any) -> None:
@@ -604,7 +622,13 @@ class KernelEditor(QMainWindow):
         if present == outputs:
             return
         old = {_cell(self.ref_table, r, 0): _cell(self.ref_table, r, 1) for r in range(self.ref_table.rowCount())}
-        self._fill(self.ref_table, [(name, old.get(name, "")) for name in outputs])
+        # an expression is never lost to an edit of its argument's row: a renamed output takes it
+        # along, and one whose row goes (its kind mistyped for a moment) gets it back when it returns
+        self._ref_memory.update({name: text for name, text in old.items() if name and text})
+        gone, new = [n for n in old if n not in outputs], [n for n in outputs if n not in old]
+        renamed = {new[0]: old[gone[0]]} if len(gone) == 1 and len(new) == 1 and old[gone[0]] else {}
+        self._fill(self.ref_table, [(name, old.get(name) or renamed.get(name) or self._ref_memory.get(name, ""))
+                                    for name in outputs])
 
     def names(self) -> list[str]:
         """Names restrictions and geometry may use: slots and problem parameters."""
@@ -673,6 +697,10 @@ class KernelEditor(QMainWindow):
         problem = expression_problem(edit.text() or "1", self.names())
         edit.setStyleSheet("background: #ffe0e0" if problem else "")
         edit.setToolTip(plain_tip(problem.message) if problem else "")
+
+    def _on_check_now(self) -> None:
+        self.commit_open_edits()
+        self.check_now()
 
     def check_now(self) -> None:
         """Start a background check of the draft (one at a time; the newest draft wins)."""
@@ -758,7 +786,7 @@ class KernelEditor(QMainWindow):
         self.status_label.setStyleSheet("color: #1a7f37" if ok else "color: #b00020")
         # a run of a draft whose check failed measures nothing but that failure, config after config
         self.tune_button.setEnabled(ok)
-        self.tune_button.setToolTip("" if ok else f"fix the problems first: {report.note}")
+        self.tune_button.setToolTip("F5" if ok else f"fix the problems first: {report.note}")  # (its key, as the others')
 
     def wait_for_check(self, timeout_ms: int = 30_000) -> None:
         """Block until the running check finishes (tests and closing)."""
@@ -858,8 +886,23 @@ class KernelEditor(QMainWindow):
         saved to), or that of a ``.cu`` opened as a new draft; None for a draft of no folder."""
         return self.folder if self.folder is not None else self._lone_source_folder
 
+    def commit_open_edits(self) -> None:
+        """End the edit of a table cell still open, keeping what was typed: Save, Tune, Check now
+        and closing read the form, and a cell still being typed in was left out (Save even said
+        "saved", and the next Enter made the form modified again)."""
+        for table in (self.slots_table, self.problem_table, self.args_table, self.ref_table):
+            if table.state() != QAbstractItemView.State.EditingState:
+                continue
+            editor = QApplication.focusWidget()  # the cell's editor, or a part of it
+            while editor is not None and editor.parentWidget() is not table.viewport():
+                editor = editor.parentWidget()
+            if editor is not None:
+                table.commitData(editor)
+                table.closeEditor(editor, QAbstractItemDelegate.EndEditHint.NoHint)
+
     def save(self, folder: str | Path | None = None) -> Path:
         """Save to ``folder`` (default: where it came from, else the user's template folder)."""
+        self.commit_open_edits()
         target = Path(folder) if folder is not None else (self.folder or user_templates_dir())
         spec = self.spec()
         if self.form_problems:
@@ -882,6 +925,7 @@ class KernelEditor(QMainWindow):
         write_headers(copies)
         self.spec_file = path
         self.folder = target
+        self.setWindowTitle(f"Kernel template editor - {path}[*]")  # (it named the file opened, or nothing)
         self._remember_on_disk()
         if self.folder_opened is not None:  # the window runs and exports it from where it now is, as
             # when it is opened there (it kept the folder it was opened from after a Save to folder)
@@ -1021,6 +1065,7 @@ class KernelEditor(QMainWindow):
         """Write the draft into the drafts folder and start a simulated run of it through the main window."""
         if self.start_run_callback is None:
             raise WorkbenchError("open the editor from the main window to tune")
+        self.commit_open_edits()
         spec = self.spec()
         if self.form_problems:
             raise WorkbenchError(str(self.form_problems[0]))
