@@ -619,6 +619,11 @@ def test_draft_check_warns_of_configs_no_gpu_can_launch():
     zero["slots"][1]["values"] = [0, 1, 2]
     (warning,) = [d for d in check_draft(zero, SOURCE, compile_default=False).diagnostics if "cannot launch" in d.message]
     assert warning.message.startswith("6 of 18 valid configs cannot launch") and "cannot be computed" in warning.message
+    # dynamic shared memory beyond any GPU's: the check said ok, and half the trials failed to launch
+    huge = json.loads(json.dumps(SPEC))
+    huge["dynamic_smem"] = "block_size * 1000"
+    (warning,) = [d for d in check_draft(huge, SOURCE, compile_default=False).diagnostics if "cannot launch" in d.message]
+    assert "B of dynamic shared memory per block (no GPU gives a block more than 232,448 B)" in warning.message
 
 
 @pytest.mark.parametrize("expression, said", [

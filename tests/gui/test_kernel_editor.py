@@ -208,7 +208,7 @@ def test_bad_cells_and_specs_are_problems_not_crashes(editor, qtbot, tmp_path):
     editor._guard(lambda: editor.open_folder(folder))  # what the menu does: a message, no exception
     assert f"k{SPEC_SUFFIX}:3:" in editor.last_error and editor.isVisible()
     assert checked(editor, qtbot).ok is False  # the draft still shows (and still has its grid typo)
-    assert editor.grid_edits[0].toolTip().startswith('restriction "n // block_sise"')  # marked as typed
+    assert editor.grid_edits[0].toolTip().startswith('expression "n // block_sise"')  # marked as typed (a launch field's is an expression, not a restriction)
     (folder / f"k{SPEC_SUFFIX}").write_text('{"name": "k", "slots": [1], "problem": []}')
     set_row(editor.slots_table, 1, (None, "1, 2x6", None, None, None))  # half typed: no spec reads it
     source, title = editor.source.toPlainText(), editor.windowTitle()

@@ -696,7 +696,8 @@ class KernelEditor(QMainWindow):
         """Launch geometry is checked as typed too: a red field whose tooltip says what is wrong."""
         problem = expression_problem(edit.text() or "1", self.names())
         edit.setStyleSheet("background: #ffe0e0" if problem else "")
-        edit.setToolTip(plain_tip(problem.message) if problem else "")
+        # (the restriction language's message: a launch field is an expression, as the check list says)
+        edit.setToolTip(plain_tip(problem.message.replace('restriction "', 'expression "', 1)) if problem else "")
 
     def _on_check_now(self) -> None:
         self.commit_open_edits()

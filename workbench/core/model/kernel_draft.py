@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import math
 import re
 from dataclasses import dataclass, field
@@ -259,7 +260,24 @@ def launch_problem(template: KernelTemplate, problem: Mapping[str, Any], config:
     if min(grid) <= 0 or any(d > limit for d, limit in zip(grid, GRID_LIMITS)):
         return (f"a grid of {grid[0]}x{grid[1]}x{grid[2]} blocks (each at least 1, at most "
                 f"{GRID_LIMITS[0]}x{GRID_LIMITS[1]}x{GRID_LIMITS[2]})")
+    try:
+        smem = int(template.dynamic_smem(problem, config))
+    except WorkbenchError as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - a Python spec's own function failing
+        return f"its dynamic shared memory cannot be computed: {type(exc).__name__}: {exc}"
+    most = most_shared_per_block()
+    if smem > most:
+        return f"{smem:,} B of dynamic shared memory per block (no GPU gives a block more than {most:,} B)"
     return None
+
+
+@functools.cache
+def most_shared_per_block() -> int:
+    """The most shared memory any GPU the workbench describes lets one block opt in to."""
+    from workbench.core.model.gpus import list_gpus, load_gpu
+
+    return max(load_gpu(name).shared_per_block_optin for name in list_gpus())
 
 
 #: How many valid configs the check looks at for blocks over the kernel's ``__launch_bounds__``.
