@@ -572,6 +572,11 @@ def test_draft_check_reports_space_resources_and_compiler_errors_at_their_lines(
     assert [(d.line, d.severity) for d in parse_compiler_log(log, "saxpy.cu")] == [(4, "warning"), (0, "error")]
     # a header's error is said at its own file and line, not at a "line 0" of the source
     assert [str(d) for d in parse_compiler_log(log, "saxpy.cu")][1] == "other.h, line 2: error: x"
+    # a missing closing brace: at the source's last line, not at a "line 0" that marks nothing
+    unclosed = check_draft(SPEC, SOURCE.rstrip().removesuffix("}"))
+    last = len(SOURCE.rstrip().removesuffix("}").rstrip().splitlines())
+    assert [str(d) for d in unclosed.diagnostics if d.severity == "error"] == [
+        f'line {last}: error: at the end of the source: expected a "}}"']
     # the entry the spec names is no kernel of the module (a C++ name): said once, at its definition
     commented = "// saxpy(x, y) under __launch_bounds__: a comment names both first\n" + SOURCE
     mangled = check_draft(SPEC, commented.replace('extern "C" ', ""))

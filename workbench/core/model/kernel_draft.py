@@ -30,6 +30,7 @@ from workbench.core.domain.templates import KernelTemplate, no_reference, non_fi
 from workbench.core.domain.space import restriction_note
 
 #: One NVRTC diagnostic: `file(line): error|warning[ #code-D]: text`.
+_AT_END = re.compile(r"^At end of source: (?P<severity>error|warning|catastrophic error)[^:]*: (?P<text>.*)$")
 _DIAGNOSTIC = re.compile(r"^(?P<file>[^\s(][^(]*)\((?P<line>\d+)\): (?P<severity>error|warning|catastrophic error)[^:]*: (?P<text>.*)$")
 
 
@@ -74,10 +75,18 @@ class DraftReport:
         return not any(d.severity == "error" for d in self.diagnostics)
 
 
-def parse_compiler_log(log: str, source_name: str) -> list[Diagnostic]:
-    """Errors and warnings of an NVRTC log that point into ``source_name`` (others keep line 0)."""
+def parse_compiler_log(log: str, source_name: str, last_line: int = 0) -> list[Diagnostic]:
+    """Errors and warnings of an NVRTC log that point into ``source_name`` (others keep line 0).
+    One "at end of source" (a missing closing brace) is at ``last_line``, the source's last line:
+    with line 0 it was marked nowhere, and clicking it went nowhere."""
     found = []
     for raw in log.splitlines():
+        at_end = _AT_END.match(raw.strip())
+        if at_end:
+            severity = "warning" if at_end.group("severity") == "warning" else "error"
+            found.append(Diagnostic("source", severity, f"at the end of the source: {at_end.group('text').strip()}",
+                                    last_line))
+            continue
         match = _DIAGNOSTIC.match(raw.strip())
         if not match:
             continue
@@ -163,7 +172,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
         return DraftReport((*diagnostics, Diagnostic("source", "warning", f"not compiled: {exc}")), size, valid,
                            default.to_dict(), note="NVRTC unavailable")
     entry_line = _line_of(template.source, rf"\b{re.escape(template.entry)}\s*\(")
-    for found in parse_compiler_log(result.log, f"{name}.cu"):
+    for found in parse_compiler_log(result.log, f"{name}.cu", last_line=len(template.source.rstrip().splitlines())):
         if not found.line and not found.file and f"entry {template.entry!r}" in found.message:
             # (the entry the spec names is no kernel of the module: where the source defines it)
             found = dataclasses.replace(found, line=entry_line)
