@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable
 
+from workbench.core.domain.pysyntax import per_content
+
 #: Upper-case names that come from CUDA, the C library or the compiler, never from the tuner.
 KNOWN_MACROS = frozenset({
     "NULL", "FLT_MAX", "FLT_MIN", "FLT_EPSILON", "DBL_MAX", "DBL_MIN", "INT_MAX", "INT_MIN", "UINT_MAX",
@@ -202,8 +204,11 @@ _DIGITS = frozenset("0123456789")
 _HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
 
 
+@per_content
 def strip_comments(source: str) -> str:
-    """The source with comments and string/char literals blanked, line breaks kept (so lines still match)."""
+    """The source with comments and string/char literals blanked, line breaks kept (so lines still match).
+    Remembered per text: every listing of the template library checks each source again, and this
+    walk was most of a listing's time."""
     out: list[str] = []
     i, n = 0, len(source)
     while i < n:
