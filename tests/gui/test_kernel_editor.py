@@ -1049,3 +1049,32 @@ def test_a_problem_parameter_given_twice_is_refused_naming_both_rows(editor, qtb
         "problem.n: error: problem parameter 'n' is declared twice (rows 1 and 3)"]
     with pytest.raises(WorkbenchError, match="declared twice"):
         editor.save()
+
+
+def test_clicking_a_spec_problem_goes_to_its_field_and_a_source_line_it_names_is_marked(editor, qtbot):
+    """Only source lines and restrictions could be gone to: clicking "slots[1].group: ..." left
+    the tab and the focus where they were, and "line 3 of the source defines BLOCK_SIZE itself"
+    marked no line."""
+    type_saxpy(editor, qtbot)
+    set_row(editor.slots_table, 1, (None, None, "memroy", None, None))
+    checked(editor, qtbot)
+    (item,) = [editor.problems.item(i) for i in range(editor.problems.count())
+               if editor.problems.item(i).text().startswith("slots[1].group")]
+    editor.tabs.setCurrentIndex(editor.tabs.count() - 1)
+    editor.problems.itemClicked.emit(item)
+    assert editor.tabs.currentWidget().isAncestorOf(editor.slots_table)
+    assert (editor.slots_table.currentRow(), editor.slots_table.currentColumn()) == (1, 2)
+    set_row(editor.slots_table, 1, (None, None, "launch", None, None))
+    editor.go_to_field("cost.flops")
+    assert editor.tabs.currentWidget().isAncestorOf(editor.flops_edit)
+    editor.go_to_field("problem.a")
+    assert (editor.problem_table.currentRow(), editor.problem_table.currentColumn()) == (1, 1)
+
+    lines = editor.source.toPlainText().splitlines()
+    at = lines.index("#endif") + 1  # after the fallback's #ifndef: the source's own value wins over every config's
+    editor.source.setPlainText("\n".join([*lines[:at], "#undef BLOCK_SIZE", "#define BLOCK_SIZE 64", *lines[at:]]))
+    checked(editor, qtbot)
+    (item,) = [editor.problems.item(i) for i in range(editor.problems.count())
+               if f"line {at + 1} of the source undefines BLOCK_SIZE" in editor.problems.item(i).text()]
+    assert item.data(Qt.ItemDataRole.UserRole) == at + 1
+    assert editor.source.marks == {at + 1: "error"}

@@ -62,6 +62,12 @@ extern "C" __global__ void kernel_name(const float* __restrict__ x, float* __res
 
 #: Where a problems-list entry keeps the line of the restriction it is about (0: none).
 _RESTRICTION_LINE = Qt.ItemDataRole.UserRole + 1
+_FIELD = Qt.ItemDataRole.UserRole + 2  # a spec problem's field (slots[1].group), for going to it
+#: A spec message that names a line of the source ("line 3 of the source defines BLOCK_SIZE itself").
+_SOURCE_LINE = re.compile(r"\bline (\d+) of the source\b")
+#: Columns of the tables' cells, by the spec field they fill.
+_SLOT_COLUMNS = {"name": 0, "values": 1, "group": 2, "default": 3, "doc": 4}
+_ARG_COLUMNS = {"name": 0, "kind": 1, "dtype": 2, "shape": 3, "value": 3, "rtol": 4, "atol": 5}
 
 
 class _CheckThread(QThread):
@@ -756,13 +762,16 @@ class KernelEditor(QMainWindow):
                     else str(diagnostic))
             item = QListWidgetItem(text)
             item.setToolTip(plain_tip(text))  # (a long entry is cut at the list's edge)
-            item.setData(Qt.ItemDataRole.UserRole, diagnostic.line)
+            named = _SOURCE_LINE.search(diagnostic.message) if diagnostic.where == "spec" else None
+            line = diagnostic.line or (int(named.group(1)) if named else 0)
+            item.setData(Qt.ItemDataRole.UserRole, line)
             item.setData(_RESTRICTION_LINE, restriction)
+            item.setData(_FIELD, diagnostic.field if diagnostic.where == "spec" else "")
             item.setForeground(QColor("#b00020" if diagnostic.severity == "error" else "#8a6d00"))
             self.problems.addItem(item)
-            if diagnostic.where == "source" and diagnostic.line:
-                if marks.get(diagnostic.line) != "error":
-                    marks[diagnostic.line] = diagnostic.severity
+            if line and (diagnostic.where == "source" or named) and not diagnostic.file:
+                if marks.get(line) != "error":
+                    marks[line] = diagnostic.severity
         self.source.mark_lines(marks)
         self._show_restriction_status()
         if report.valid_configs is None and report.space_size is not None:
@@ -804,6 +813,61 @@ class KernelEditor(QMainWindow):
             block = self.restrictions.document().findBlockByNumber(int(restriction) - 1)
             self.restrictions.setTextCursor(QTextCursor(block))
             self.restrictions.setFocus()
+        elif item.data(_FIELD):
+            self.go_to_field(str(item.data(_FIELD)))
+
+    def go_to_field(self, field: str) -> None:
+        """Show the place of a spec problem's ``field`` (``slots[1].group``, ``problem.n``,
+        ``args[2].rtol``, ``grid``, ``cost.flops``...): its tab, and the cell or field, focused.
+        Clicking such a problem went nowhere, and ``slots[1]`` (the spec's second slot) left the
+        person to count the table's rows."""
+        match = re.match(r"(?P<part>\w+)(?:\[(?P<index>\d+)\])?(?:\.(?P<key>\w+))?", field)
+        if match is None:
+            return
+        part, key = match["part"], match["key"] or ""
+        index = int(match["index"]) if match["index"] is not None else 0
+        edits = {"name": self.name_edit, "entry": self.entry_edit, "title": self.title_edit,
+                 "grid": self.grid_edits[min(index, 2)], "block": self.block_edits[min(index, 2)],
+                 "dynamic_smem": self.smem_edit, "cost": self.flops_edit if key == "flops" else self.bytes_edit,
+                 "profile": self.profile_edits.get(key)}
+        if part == "slots":
+            self._go_to_cell(self.slots_table, self._entry_row(self.slots_table, index), _SLOT_COLUMNS.get(key, 0))
+        elif part == "args":
+            self._go_to_cell(self.args_table, self._entry_row(self.args_table, index), _ARG_COLUMNS.get(key, 0))
+        elif part == "problem":
+            rows = [r for r in range(self.problem_table.rowCount()) if _cell(self.problem_table, r, 0) == key]
+            self._go_to_cell(self.problem_table, rows[0] if rows else 0, 1)
+        elif part == "reference":
+            self._show_page_of(self.ref_table)
+            self.ref_table.setFocus()
+        elif part == "restrictions":
+            self.tabs.setCurrentWidget(self.restrictions_tab)
+            self.restrictions.setFocus()
+        elif edits.get(part) is not None:
+            edit = edits[part]
+            assert edit is not None
+            self._show_page_of(edit)
+            edit.setFocus()
+            edit.selectAll()
+
+    @staticmethod
+    def _entry_row(table: QTableWidget, index: int) -> int:
+        """The table row of the spec's ``index``-th entry (rows without a name are no entry)."""
+        named = [r for r in range(table.rowCount()) if _cell(table, r, 0)]
+        return named[index] if index < len(named) else max(table.rowCount() - 1, 0)
+
+    def _show_page_of(self, widget: QWidget) -> None:
+        """Open the form's tab that holds ``widget`` (nothing for one above the tabs: the name)."""
+        for index in range(self.tabs.count()):
+            page = self.tabs.widget(index)
+            if page is not None and page.isAncestorOf(widget):
+                self.tabs.setCurrentIndex(index)
+                return
+
+    def _go_to_cell(self, table: QTableWidget, row: int, column: int) -> None:
+        self._show_page_of(table)
+        table.setCurrentCell(row, column)
+        table.setFocus()
 
     def detect_slots(self) -> list[str]:
         """Add a row for every slot macro the source uses that the table lacks (and problem parameters)."""
