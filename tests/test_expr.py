@@ -347,3 +347,11 @@ def test_a_syntax_error_without_cs_operators_gets_no_hint(text: str) -> None:
     with pytest.raises(RestrictionError) as caught:
         compile_restriction(text, ["tile", "rows", "kind"])
     assert "write" not in str(caught.value)
+
+
+@pytest.mark.parametrize("text", ["'abc'", "algo", "'tree' if n > 1 else 'warp'"])
+def test_a_restriction_that_is_text_is_refused_not_true_for_every_config(text: str) -> None:
+    """``'abc'`` checked clean as a restriction and held for every config: a condition left unwritten."""
+    with pytest.raises(RestrictionError, match=r"is text, not a condition; compare it"):
+        compile_restriction(text, ["algo", "n"], {"algo": "str", "n": "num"})
+    assert compile_restriction("algo == 'tree'", ["algo", "n"], {"algo": "str", "n": "num"})({"algo": "tree", "n": 1})

@@ -259,7 +259,10 @@ def compile_restriction(
         raise RestrictionError(f'restriction "{shown}": cannot be parsed ({type(exc).__name__})') from None
     known = tuple(sorted(set(known_names)))
     compiler = ExpressionCompiler(shown, frozenset(known), dict(kinds) if kinds is not None else None)
-    fn, _ = compiler.compile(tree.body, 0)
+    fn, kind = compiler.compile(tree.body, 0)
+    if kind == KIND_STR:  # ('abc', or a text slot alone: true for every config, a condition left unwritten)
+        raise RestrictionError(f'restriction "{shown}": is text, not a condition; compare it '
+                               f"(algo == 'tree') or leave it out")
     return Restriction(shown, frozenset(compiler.names), fn, known, dict(kinds) if kinds is not None else None)
 
 
