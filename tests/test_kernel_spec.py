@@ -263,6 +263,8 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     # a default config names every slot or none: one slot without said where, not "missing slot" later
     (lambda s: s["slots"][1].pop("default"), "slots[1].default", '"name": "items"'),
     (lambda s: s["args"][0].__setitem__("shape", ["-n"]), "args[0].shape", "-n"),
+    # a fractional length (n = 1000.5) was an array of 1,000 elements, and 1000.5 of them in every figure
+    (lambda s: s["args"][0].__setitem__("shape", ["n / 2"]), "args[0].shape", "n / 2"),
     (lambda s: s["cost"].__setitem__("flops", "0/0"), "cost.flops", "0/0"),
     (lambda s: s["cost"].__setitem__("bytes_moved", "-1"), "cost.bytes_moved", "-1"),
     (lambda s: s["problem"]["n"].update({"min": 10, "max": 1}), "problem.n.max", '"n"'),
@@ -1651,3 +1653,16 @@ def test_a_restriction_the_default_config_cannot_compute_says_why(restriction, s
     spec["restrictions"] = [restriction]
     with pytest.raises(SpecError, match=re.escape(said)):
         template_from_spec(spec, SOURCE)
+
+
+def test_a_dimension_that_is_not_whole_at_a_problem_set_later_is_refused_not_truncated():
+    """The default and small problems are checked as the spec loads; a problem given later (a float
+    parameter set to 1000.5) made an array of 1,000 elements, int() cutting the half."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["problem"]["a"]["default"] = 2.0
+    spec["args"][0]["shape"] = ["n * a / 2"]
+    template = template_from_spec(spec, SOURCE)
+    x = next(arg for arg in template.args if arg.name == spec["args"][0]["name"])
+    assert x.shape({"n": 4099, "a": 2.0}) == (4099,)
+    with pytest.raises(WorkbenchError, match=r'shape "n \* a / 2" is 4611.38 at this problem, not a whole number'):
+        x.shape({"n": 4099, "a": 2.25})

@@ -229,7 +229,16 @@ MAX_SMALL_PROBLEM_BYTES = 256 * 2**20
 
 
 def _shape_over_problem(dims: tuple[Restriction, ...]) -> Callable[[Mapping[str, Any]], tuple[int, ...]]:
-    return lambda p: tuple(int(e.evaluate(p)) for e in dims)
+    return lambda p: tuple(_whole_dimension(e, p) for e in dims)
+
+
+def _whole_dimension(dimension: Restriction, problem: Mapping[str, Any]) -> int:
+    """An array dimension's length at ``problem``: a whole number (n = 1000.5 was an array of 1,000
+    elements, and every figure computed for 1000.5 of them)."""
+    value = dimension.evaluate(problem)
+    if isinstance(value, float) and not value.is_integer():
+        raise WorkbenchError(f'shape "{dimension.text}" is {value:g} at this problem, not a whole number of elements')
+    return int(value)
 
 
 def split_expressions(text: str) -> list[str]:
@@ -622,6 +631,11 @@ class _Builder:
             dims = [self.expr(str(s), params, f"{field}.shape") for s in shape]
             for e in dims:
                 self.check_count(e, {"default": problem, "small": small}, f"{field}.shape", "a dimension")
+                for label, p in (("default", problem), ("small", small)):  # (1000.5 was 1,000 elements, unsaid)
+                    length = e.evaluate(p)
+                    if isinstance(length, float) and not length.is_integer():
+                        raise self.fail(f"{field}.shape", f"{e.text!r} is {length:g} at the {label} problem; a "
+                                                          "dimension is a whole number of elements", e.text)
             self.check_size(dims, dtype, {"default": problem, "small": small}, f"{field}.shape")
             args.append(Arg(name, kind, dtype, shape=_shape_over_problem(tuple(dims)),
                             reset=str(entry.get("reset") or ("poison" if kind != "inout" else "input"))))
