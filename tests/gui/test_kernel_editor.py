@@ -1078,3 +1078,20 @@ def test_clicking_a_spec_problem_goes_to_its_field_and_a_source_line_it_names_is
                if f"line {at + 1} of the source undefines BLOCK_SIZE" in editor.problems.item(i).text()]
     assert item.data(Qt.ItemDataRole.UserRole) == at + 1
     assert editor.source.marks == {at + 1: "error"}
+
+
+def test_a_problem_parameters_range_has_cells_of_its_own_and_survives_a_save(editor, qtbot, tmp_path):
+    """n = 0 was refused with 'give its range ("min": 0)', which the Problem table had no cell for:
+    only an edit of the JSON by hand could follow the advice."""
+    type_saxpy(editor, qtbot)
+    set_row(editor.problem_table, 0, (None, "0", "0", None))
+    report = checked(editor, qtbot)
+    assert any('"min"' in d.message and d.field.startswith("problem.n") for d in report.diagnostics)
+    assert editor.problem_table.horizontalHeaderItem(4).text() == "min"
+    set_row(editor.problem_table, 0, (None, "16777216", "4099", None, "1", "100000000"))
+    report = checked(editor, qtbot)
+    assert report.ok, [str(d) for d in report.diagnostics]
+    saved = json.loads(editor.save(tmp_path).read_text())
+    assert saved["problem"]["n"] == {"default": 16777216, "small": 4099, "doc": "elements", "min": 1, "max": 100000000}
+    editor.open_folder(tmp_path)
+    assert [editor.problem_table.item(0, c).text() for c in (4, 5)] == ["1", "100000000"]

@@ -46,7 +46,9 @@ MAX_DETECTED_SLOTS = 1000
 #: Pause in typing (ms) after which the draft is checked and compiled in the background.
 CHECK_DELAY_MS = 700
 SLOT_COLUMNS = ("name", "values", "group", "default", "description")
-PROBLEM_COLUMNS = ("name", "default", "small", "description")
+#: (min and max last: the spec's own optional bounds; an integer parameter without "min" is a size,
+#: at least 1, and the refusal of a default of 0 asked for a "min" the form had no cell for)
+PROBLEM_COLUMNS = ("name", "default", "small", "description", "min", "max")
 ARG_COLUMNS = ("name", "kind", "dtype", "shape / value", "rtol", "atol")
 PROFILE_KEYS = ("work_per_thread", "access_bytes", "coalescing", "bytes_read", "bytes_written")
 
@@ -94,7 +96,7 @@ class _CheckThread(QThread):
 _FORM_FIELDS = frozenset({"name", "entry", "title", "slots", "restrictions", "problem", "grid", "block",
                           "dynamic_smem", "args", "reference", "cost", "profile", "source", "format", "version"})
 _SLOT_FIELDS = frozenset({"name", "values", "group", "default", "doc"})
-_PROBLEM_FIELDS = frozenset({"default", "small", "doc"})
+_PROBLEM_FIELDS = frozenset({"default", "small", "doc", "min", "max"})
 _ARG_FIELDS = frozenset({"name", "kind", "dtype", "value", "shape", "rtol", "atol"})
 _REFERENCE_FIELDS = frozenset({"kind", "outputs", "file", "function"})
 _COST_FIELDS = frozenset({"bytes_moved", "flops"})
@@ -411,7 +413,9 @@ class KernelEditor(QMainWindow):
         restrictions = "\n".join(spec.get("restrictions", []))
         problem = [(name, format_values([e["default"] if isinstance(e, Mapping) else e]),
                     format_values([e.get("small", e["default"])]) if isinstance(e, Mapping) else "",
-                    e.get("doc", "") if isinstance(e, Mapping) else "")
+                    e.get("doc", "") if isinstance(e, Mapping) else "",
+                    *(format_values([e[bound]]) if isinstance(e, Mapping) and e.get(bound) is not None else ""
+                      for bound in ("min", "max")))
                    for name, e in spec.get("problem", {}).items()]
         launch = {key: [str(v) for v in (list(spec.get(key, [])) + ["1"] * 3)[:3]] for key in ("grid", "block")}
         args = [(a.get("name"), a.get("kind", DEFAULT_ARG_KIND), a.get("dtype", DEFAULT_DTYPE),
@@ -519,9 +523,12 @@ class KernelEditor(QMainWindow):
                 entry = {"default": _scalar(_cell(self.problem_table, row, 1))}
                 if _cell(self.problem_table, row, 2):
                     entry["small"] = _scalar(_cell(self.problem_table, row, 2))
+                for column, bound in ((4, "min"), (5, "max")):
+                    if _cell(self.problem_table, row, column):
+                        entry[bound] = _scalar(_cell(self.problem_table, row, column))
             except ValueError:
-                problems.append(Diagnostic("spec", "error", f"{pname}: default and small must be numbers or true/false",
-                                           field=f"problem.{pname}"))
+                problems.append(Diagnostic("spec", "error", f"{pname}: default, small, min and max must be numbers "
+                                           "or true/false", field=f"problem.{pname}"))
                 continue
             if _cell(self.problem_table, row, 3):
                 entry["doc"] = _cell(self.problem_table, row, 3)
