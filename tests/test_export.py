@@ -278,6 +278,23 @@ def test_a_config_the_edited_template_no_longer_takes_is_refused_alike_in_every_
             export_text(plan, fmt)
 
 
+def test_an_export_whose_constraints_passed_over_the_fastest_config_says_which_and_why(
+        sessions: dict[str, Session]) -> None:
+    """show said "fastest trial 7 ... excluded by quality 0.814 < 0.9"; the exported header said only
+    "lowest latency among 17 feasible configs", and a reader of the file alone never learnt that a
+    faster config was left out, or by what."""
+    session = sessions["gelu"]
+    latencies = sorted(t.metric("latency_ms") for t in session.trials if t.ok)
+    limit = Constraints(max_latency_ms=None, extra=(Bound("latency_ms", ">=", latencies[1]),))
+    plan = plan_export([session], constraints=limit)
+    said = [note for note in plan.notes if note.startswith("the fastest config measured is not this one: trial ")]
+    assert len(said) == 1 and ": excluded by latency_ms " in said[0], said
+    assert f"// note: {said[0]}" in export_text(plan, "header")
+    assert said[0] in json.loads(export_text(plan, "json"))["notes"]
+    unconstrained = plan_export([session])
+    assert not [note for note in unconstrained.notes if "fastest config" in note]
+
+
 def test_embedded_source_literal_survives_quotes_and_backslashes() -> None:
     from workbench.core.io.export import _py_text
 

@@ -19,7 +19,7 @@ from workbench.cli.objective_flags import (
 from workbench.cli.streams import print_json
 from workbench.core.domain.assignments import parse_assignments
 from workbench.core.domain.figures import fmt
-from workbench.core.domain.measurement import LATENCY, Status, failure_counts
+from workbench.core.domain.measurement import Status, failure_counts
 from workbench.core.domain.records import provenance
 from workbench.core.domain.size_analysis import in_plan_order
 from workbench.core.domain.sizes import typed_like
@@ -65,7 +65,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
     (``at``, else the session's own problem: ``answered`` names it); without trials there, nothing
     is ranked and ``best`` is None: configs of different sizes are never ranked together.
     """
-    from workbench.core.domain.objective import rank
+    from workbench.core.domain.objective import fastest_left_out, rank
     from workbench.core.domain.session import problem_key
     from workbench.core.domain.sizes import problems_of, sweep_progress
     from workbench.core.io.export import answered_problem
@@ -124,7 +124,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         "best": best,
         "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
         "why_none": _why_none(ranking, ranked, remeasure) if ranking.n_feasible == 0 and ranked else None,
-        "fastest_left_out": _fastest_left_out(ranked, ranking, constraints),
+        "fastest_left_out": fastest_left_out(ranked, ranking, constraints),
         # with a recommendation (without one, why_none says it): candidates stopped early under a
         # latency limit, and how many the limit in force no longer rules out, with the way back
         "aborted_note": ((ranking.aborted_note(remeasure) or None) if ranking.best is not None else None),
@@ -227,41 +227,6 @@ def _why_none(ranking: Any, trials: Sequence[Trial], remeasure: str | None = "tu
     if count == 1 and len(reasons) > 1:  # every failure its own: "most often (1)" said nothing true
         return f"{why}; {len(reasons)} different failures, the first {status}: {printable(message)}"
     return f"{why}; most often {status} ({count}): {printable(message)}"
-
-
-def _fastest_left_out(trials: Sequence[Trial], ranking: Any, constraints: Any) -> dict[str, Any] | None:
-    """The fastest successful trial when the recommendation is another, and what kept it out: the
-    bounds it violates (in the words the window's card uses), or its lower score under the weights.
-    A constraint that moved the recommendation said only what it now was, and a person who tightened
-    it was left to find out what it had excluded."""
-    from workbench.core.domain.objective import violations
-
-    if ranking.best is None:
-        return None
-    timed = [(trial.metric(LATENCY), row) for row, trial in enumerate(trials)
-             if trial.ok and math.isfinite(trial.metric(LATENCY))]
-    latency, row = min(timed)
-    best_latency = trials[ranking.best].metric(LATENCY)
-    if not latency < best_latency:
-        return None
-    trial = trials[row]
-    feasible = bool(ranking.feasible[row])
-    return {"index": trial.index, "id": trial.config.id, "config": trial.config.to_dict(), "latency_ms": latency,
-            "faster_by": best_latency / latency,
-            "excluded_by": [] if feasible else violations(trial, constraints),
-            "score": _finite(float(ranking.score[row]))}
-
-
-def _fastest_line(fastest: Mapping[str, Any]) -> str:
-    """``trial 40, 0.01923 ms (0.5% faster): excluded by registers 22 > 20`` (see :func:`_fastest_left_out`)."""
-    ratio = fastest["faster_by"]
-    gain = f"{ratio:.2f}x faster" if ratio >= 1.1 else f"{(ratio - 1) * 100:.1f}% faster"
-    head = f"trial {fastest['index']}, {fmt(fastest['latency_ms'])} ms ({gain})"
-    if fastest["excluded_by"]:
-        return f"{head}: excluded by {'; '.join(fastest['excluded_by'])}"
-    if fastest["score"] is None:
-        return f"{head}: reports none of the weighted metrics"
-    return f"{head}: scores {fastest['score']:.3f} under the weights"
 
 
 def _pending(trial: Trial) -> bool:
@@ -442,7 +407,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     over = "  (over all sizes)" if "answered" in summary and answered is None else size
     print(f"feasible {summary['feasible']}{over}")
     # what "feasible" and "best" below are under, as an export states it (the session's own, or the flags')
-    from workbench.core.domain.objective import objective_text
+    from workbench.core.domain.objective import fastest_line, objective_text
 
     bounds, weighted = objective_text(constraints, weights, shown=True)
     if constraints.bounds():
@@ -466,7 +431,7 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"best     {fmt(b['latency_ms'])} ms  score {b['score']:.3f}  {b['config']}{size}{estimated}")
         print(f"why      {b['why']}")
         if summary["fastest_left_out"]:
-            print(f"fastest  {printable(_fastest_line(summary['fastest_left_out']))}")
+            print(f"fastest  {printable(fastest_line(summary['fastest_left_out']))}")
         if summary["aborted_note"]:
             print(f"aborted  {printable(summary['aborted_note'])}")
     elif "answered" in summary and answered is None:

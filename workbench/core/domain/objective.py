@@ -41,6 +41,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from workbench.core.errors import WorkbenchError, counted
+from workbench.core.domain.figures import fmt
 from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
                                            not_a_metric_name, parse_direction)
 from workbench.core.domain.measurement import (
@@ -1110,3 +1111,40 @@ def trial_cost(constraints: Constraints | None = None, weights: Weights | None =
     from workbench.core.domain.search_objective import Objective
 
     return Objective(constraints or Constraints(), weights or Weights())
+
+
+def fastest_left_out(trials: Sequence[Trial], ranking: Ranking, constraints: Constraints) -> dict[str, Any] | None:
+    """The fastest successful trial when the recommendation is another, and what kept it out: the
+    bounds it violates (in the words the window's card uses), or its lower score under the weights.
+    A constraint that moved the recommendation said only what it now was, and a person who tightened
+    it was left to find out what it had excluded (``show`` and the exports say it)."""
+    if ranking.best is None:
+        return None
+    timed = [(trial.metric(LATENCY), row) for row, trial in enumerate(trials)
+             if trial.ok and math.isfinite(trial.metric(LATENCY))]
+    latency, row = min(timed)
+    best_latency = trials[ranking.best].metric(LATENCY)
+    if not latency < best_latency:
+        return None
+    trial = trials[row]
+    feasible = bool(ranking.feasible[row])
+    return {"index": trial.index, "id": trial.config.id, "config": trial.config.to_dict(), "latency_ms": latency,
+            "faster_by": best_latency / latency,
+            "excluded_by": [] if feasible else violations(trial, constraints),
+            "score": _finite_or_none(float(ranking.score[row]))}
+
+
+def fastest_line(fastest: Mapping[str, Any]) -> str:
+    """``trial 40, 0.01923 ms (0.5% faster): excluded by registers 22 > 20`` (see :func:`fastest_left_out`)."""
+    ratio = fastest["faster_by"]
+    gain = f"{ratio:.2f}x faster" if ratio >= 1.1 else f"{(ratio - 1) * 100:.1f}% faster"
+    head = f"trial {fastest['index']}, {fmt(fastest['latency_ms'])} ms ({gain})"
+    if fastest["excluded_by"]:
+        return f"{head}: excluded by {'; '.join(fastest['excluded_by'])}"
+    if fastest["score"] is None:
+        return f"{head}: reports none of the weighted metrics"
+    return f"{head}: scores {fastest['score']:.3f} under the weights"
+
+
+def _finite_or_none(value: float) -> float | None:
+    return value if math.isfinite(value) else None

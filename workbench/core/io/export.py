@@ -43,7 +43,7 @@ from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, P
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.sizes import problems_of, shared_size_hint, size_parameters, typed_like
 from workbench.core.domain.figures import fmt
-from workbench.core.domain.objective import Constraints, Weights, objective_text, rank
+from workbench.core.domain.objective import Constraints, Weights, fastest_left_out, fastest_line, objective_text, rank
 from workbench.core.domain.portability import device_of, max_min_pick
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config
@@ -268,6 +268,10 @@ def plan_export(
         best = ranking.best
         choices.append(Choice(device, trials[best], float(ranking.score[best]), ranking.explain(best),
                               pairs[best][1], (device,)))
+        fastest = fastest_left_out(trials, ranking, constraints)
+        if fastest is not None:  # (a constraint that moved the pick: said by show, and now by the file too)
+            where = f"{device}: " if len(groups) > 1 else ""
+            notes.append(f"{where}the fastest config measured is not this one: {fastest_line(fastest)}")
         scores: dict[str, tuple[float, int]] = {}
         for row in ranking.order:
             cid = trials[row].config.id
