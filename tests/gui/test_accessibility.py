@@ -150,6 +150,13 @@ def test_ctrl_tab_goes_through_the_lower_tabs_from_anywhere_in_the_window(window
     QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Backtab, backwards)
     assert tabs.currentIndex() == tabs.count() - 1  # round past the first
     assert tabs.isAncestorOf(QApplication.focusWidget()), QApplication.focusWidget()
+    # the tabs the focus is in go on, as a tab widget does by itself (the left column's turned no more)
+    left = window.left_tabs
+    left.tabBar().setFocus()
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is left.tabBar(), timeout=2000)
+    shown = tabs.currentIndex()
+    QTest.keyClick(left.tabBar(), Qt.Key.Key_Tab, Qt.KeyboardModifier.ControlModifier)
+    assert left.currentIndex() == 1 and tabs.currentIndex() == shown
 
 
 def test_tables_of_the_later_tabs_give_tab_back(window):

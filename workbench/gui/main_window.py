@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
-    QApplication, QComboBox, QLabel, QMessageBox, QPushButton, QScrollArea, QSplitter, QVBoxLayout,
+    QApplication, QComboBox, QLabel, QMessageBox, QPushButton, QScrollArea, QSplitter, QTabWidget, QVBoxLayout,
     QWidget,
 )
 
@@ -277,7 +277,7 @@ class MainWindow(WindowRuns):
         # Ctrl+Tab goes through the lower tabs from anywhere in the window, as F5 starts a run
         # from anywhere (the tab widget answers it only with the focus inside it)
         for keys, step in (("Ctrl+Tab", 1), ("Ctrl+Shift+Tab", -1), ("Ctrl+Backtab", -1)):  # (Tab or Backtab)
-            QShortcut(QKeySequence(keys), self).activated.connect(lambda step=step: self.bottom_tabs.step_page(step))
+            QShortcut(QKeySequence(keys), self).activated.connect(lambda step=step: self._step_tabs(step))
         model.trials_added.connect(self._on_trials_for_importance)
         model.session_changed.connect(self._on_trials_for_importance)
         model.objective_changed.connect(self._on_trials_for_importance)
@@ -420,6 +420,22 @@ class MainWindow(WindowRuns):
                 shortcut.setEnabled(False)
                 self._busy_shortcuts.append(shortcut)
         self._update_recent_menu()
+
+    def _step_tabs(self, step: int) -> None:
+        """Ctrl+Tab: the tabs the focus is in go on (the left column's Recommended / Search space, a
+        view's own tabs), as a tab widget does by itself; from anywhere else, the lower tabs. The
+        window's shortcut came first for every tab widget, and the left column's no longer turned."""
+        lower = self.bottom_tabs
+        widget = QApplication.focusWidget()
+        while widget is not None and widget is not self:
+            if isinstance(widget, QTabWidget):
+                if widget is lower:
+                    break
+                if widget.count():
+                    widget.setCurrentIndex((widget.currentIndex() + step) % widget.count())
+                return
+            widget = widget.parentWidget()
+        lower.step_page(step)
 
     def open_kernel_editor(self, folder: str | os.PathLike[str] | None = None, ask: bool = False) -> Any:
         """The template editor (a window of its own); its runs start here, through the run controller."""

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QMessageBox, QTabWidget
+from PySide6.QtWidgets import QMessageBox
 
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
@@ -36,6 +36,7 @@ from workbench.runner.events import END_WORDS
 
 if TYPE_CHECKING:
     from workbench.core.domain.session import Session
+    from workbench.gui.elided_label import ElidedTabs
     from workbench.runner.controller import RunRequest
 
 _log = logging.getLogger(__name__)
@@ -65,7 +66,7 @@ class WindowRuns(WindowFiles):
     last_result: Any
     results: ResultsTable
     failures: FailureLog
-    bottom_tabs: QTabWidget
+    bottom_tabs: ElidedTabs
     objective_panel: ObjectivePanel
     slots_panel: SlotsPanel
     actions_by_name: dict[str, Any]
