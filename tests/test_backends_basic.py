@@ -144,6 +144,27 @@ def test_a_worker_runs_the_benchmark_code_it_checked_not_an_edit_saved_after_the
     assert backend.evaluate(Config({"a": 1}), EvalLimits()).metrics["latency_ms"] == 5.0
 
 
+def test_the_declarations_record_the_identity_of_the_code_they_imported(tmp_path, monkeypatch):
+    """The declarations were read from the module imported, and the identity from a second read of
+    the file: an edit saved in between was recorded as the session's code, and its workers then
+    passed their check running code the space was not read from."""
+    import workbench.backends.python as python_backend
+
+    bench = tmp_path / "b.py"
+    first = "SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 5.0}\n"
+    bench.write_text(first)
+    loaded = python_backend.load_module
+
+    def load_then_edit(path, source=None):
+        module = loaded(path, source)
+        bench.write_text(first.replace("5.0", "0.001"))
+        return module
+
+    monkeypatch.setattr(python_backend, "load_module", load_then_edit)
+    target = PythonBackend.target_here(_python(bench))
+    assert target.source_hash in python_backend.code_identities(first.encode())
+
+
 def test_python_evaluate_in_process_reports_phases_and_failures():
     backend = create_backend(_python(FAULTY))
     backend.prepare()

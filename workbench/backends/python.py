@@ -388,7 +388,12 @@ class PythonBackend(Backend):
     def target_here(cls, spec: BackendSpec) -> Target:
         """The declarations, read by importing the module in this process (what the reading process runs)."""
         path = _path_of(spec)
-        module = load_module(path)
+        try:  # read once: the identity recorded is of the code imported (an edit saved in between ran unsaid)
+            with open(path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise WorkbenchError(f"python benchmark {path}: cannot read it ({exc.strerror or exc})") from None
+        module = load_module(path, data)
         try:
             space = _space_of(module, path)
         except WorkbenchError as exc:  # the space's own checks name a slot, not the file it is in
@@ -401,8 +406,6 @@ class PythonBackend(Backend):
             raise WorkbenchError(f"python benchmark {path}: DEFAULT: {exc}") from None
         if not callable(getattr(module, "measure", None)):
             raise WorkbenchError(f"python benchmark {path} must define measure(config) -> dict")
-        with open(path, "rb") as handle:
-            data = handle.read()
         byte_hash = hashlib.sha256(data).hexdigest()[:16]
         source_hash = _code_hash(data) or byte_hash
         name = str(spec.options.get("kernel") or getattr(module, "NAME", "") or os.path.splitext(os.path.basename(path))[0])
