@@ -364,6 +364,17 @@ def test_sessions_storing_different_objectives_are_said_to_be_ranked_by_the_firs
     save_session(b, tmp_path / "b.json")
     alike = cli("show", "--portability", tmp_path / "a.json", tmp_path / "b.json")
     assert alike.returncode == 0 and "stores another objective" not in alike.stdout, alike.stderr
+    # stored apart but ranking alike: a weight of 0, a named limit beside the same bound written out
+    from workbench.core.domain.objective import Bound, Weights
+
+    a.constraints, a.weights = Constraints(max_latency_ms=3.0), Weights({"latency_ms": 1.0, "memory_mb": 0.0})
+    b.constraints = Constraints(extra=(Bound("latency_ms", "<=", 3.0),))
+    save_session(a, tmp_path / "a.json")
+    save_session(b, tmp_path / "b.json")
+    alike = cli("show", "--portability", tmp_path / "a.json", tmp_path / "b.json")
+    assert alike.returncode == 0 and "stores another objective" not in alike.stdout, alike.stdout
+    a.constraints, a.weights = Constraints(), Weights()
+    save_session(a, tmp_path / "a.json")
     b.constraints = Constraints(max_latency_ms=3.0)
     save_session(b, tmp_path / "b.json")
     shown = cli("show", "--portability", tmp_path / "a.json", tmp_path / "b.json", "--json")

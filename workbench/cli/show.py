@@ -522,11 +522,14 @@ def _show_portability(args: argparse.Namespace) -> int:
     predictors, notes = simulator_predictors(sessions, at, kernel_dirs=args.kernel_dir)
     report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
     report.notes += notes
-    stored = [(s.constraints, s.weights) for s in sessions]
+    # compared as they rank: a weight of 0, a direction of a metric not weighed, or max_latency_ms
+    # beside the same bound written out are one objective
+    stored = [(objective_text(s.constraints, s.weights),
+               {m: d for m, d in s.weights.directions_dict().items() if s.weights.get(m) > 0}) for s in sessions]
     other = next((i for i, objective in enumerate(stored) if objective != stored[0]), None)
     if other is not None:  # (which file comes first would otherwise decide the answer unsaid)
-        report.notes.append(f"{paths[other]} stores another objective ({objective_text(*stored[other])}) than "
-                            f"{paths[0]} ({objective_text(*stored[0])}); the first file's, with the objective flags "
+        report.notes.append(f"{paths[other]} stores another objective ({stored[other][0]}) than "
+                            f"{paths[0]} ({stored[0][0]}); the first file's, with the objective flags "
                             "over it, ranks every GPU here")
     if args.json:
         print_json(report.to_dict())
