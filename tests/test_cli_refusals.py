@@ -739,3 +739,19 @@ def test_a_write_the_machine_refuses_exits_1_and_a_path_a_person_gave_2(tmp_path
     assert main(["tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--executor", "inline",
                  "--budget", "2", "--quiet", "--out", str(tmp_path / "n.json")]) == status
     assert "cannot write the lock file" in capsys.readouterr().err
+
+
+def test_a_size_where_a_restriction_cannot_be_computed_says_so_with_why(cli, tmp_path) -> None:
+    """``1 // (n - 64)`` at n = 64 rules out every config by a division by zero: the refusal said
+    only that the default violates it, as if it computed false."""
+    folder = tmp_path / "k"
+    shutil.copytree(EXAMPLES / "saxpy", folder)
+    spec_file = next(folder.glob("*.kernel.json"))
+    spec = json.loads(spec_file.read_text())
+    spec["restrictions"] = [*spec.get("restrictions", []), "1 // (n - 64) >= 0"]
+    spec_file.write_text(json.dumps(spec))
+    line = one_line_error(cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--set", "n=64",
+                              "--budget", "2", "--out", tmp_path / "s.json"))
+    assert "no config is valid at n=64" in line
+    assert ("restriction '1 // (n - 64) >= 0' cannot be computed (integer division or modulo by zero), so no config "
+            "is valid") in line

@@ -9,6 +9,7 @@ from typing import Any, Mapping
 from workbench.backends.base import BackendSpec, Target
 from workbench.core.errors import SpaceError, TemplateError, WorkbenchError
 from workbench.core.domain.records import device_info
+from workbench.core.domain.space import restriction_note
 from workbench.core.domain.templates import DECLARATIVE_SUFFIX, KernelTemplate, kernels_dir, require_template
 from workbench.core.model.checks import reference_problem
 from workbench.core.model.verify import NO_REFERENCE_NOTE
@@ -45,8 +46,10 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
             raise WorkbenchError(f"{template.name}: the template's default config is not valid at its default "
                                  f"problem ({exc}): change the template's default") from None
         if space.count() == 0:  # nothing to search: said as that, not as the default's fault
-            raise WorkbenchError(f"{template.name}: no config is valid at {where} (the template's default: {exc}); "
-                                 "choose sizes the template's restrictions allow") from None
+            # (a restriction whose arithmetic fails at this size, 1 // (n - 1024), is named with why)
+            why = "".join(f"; {restriction_note(*found)}" for found in space.uncomputable())
+            raise WorkbenchError(f"{template.name}: no config is valid at {where} (the template's default: {exc})"
+                                 f"{why}; choose sizes the template's restrictions allow") from None
         # the other configs of this size are still worth tuning: it is searched without a point of
         # comparison (a stand-in called "the default" would be compared with as if it were one)
         default = None
