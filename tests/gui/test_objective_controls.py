@@ -542,12 +542,14 @@ def test_a_typed_bound_nothing_can_meet_is_refused_as_on_the_command_line(window
     window.open_session(out)
     panel = window.objective_panel
     panel.set_extra_text("registers <= 64")
-    for text in ("quality >= 1.5", "registers <= -5", "registers >= 64, registers <= 32", "latency_ms <= 0"):
+    for text in ("quality >= 1.5", "registers <= -5", "registers >= 64, registers <= 32", "latency_ms <= 0",
+                 "block_size <= 64"):  # (a slot: said to be one, as the command line says)
         said = cli("show", str(out), *[f"--constraint={part.strip()}" for part in text.split(",")])
         assert said.returncode != 0
         with pytest.raises(WorkbenchError) as refused:
             panel.set_extra_text(text)
         assert str(refused.value).split(": ")[-1] in said.stderr
+        assert ("is a tunable slot" in str(refused.value)) == ("is a tunable slot" in said.stderr)
         assert [b.label for b in window.model.constraints.extra] == ["registers <= 64"]
     panel.extra_edit.setText("registers <= -5")
     panel._on_extra_edited()

@@ -721,7 +721,8 @@ class ObjectivePanel(QWidget):
         bounds = tuple(Bound.parse(part) for part in (p.strip() for p in text.split(",")) if part)
         session = self.model.session
         available = session_metrics(session) if session is not None else self.declared_metrics()
-        warnings = check_metrics(dict.fromkeys(b.metric for b in bounds), available, self.model.weights.directions)
+        warnings = check_metrics(dict.fromkeys(b.metric for b in bounds), available, self.model.weights.directions,
+                                 slots=self.model.slot_names)  # (a slot bounded: said to be one, as tune says)
         named, rest = self._named_limits(bounds)
         # what the command line refuses (registers <= -5, occupancy >= 0.9 with <= 0.1) is refused
         # here too, before anything applies: the window saved such sessions, which show then refused
