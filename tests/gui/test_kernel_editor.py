@@ -1032,6 +1032,13 @@ def test_an_output_renamed_or_its_kind_mistyped_keeps_its_reference_expression(e
     assert reference_rows() == []
     editor.args_table.item(row, 1).setText("out")
     assert reference_rows() == [(name, expression)]
+    # an expression cleared on purpose stays cleared when another output's row goes
+    set_row(editor.args_table, editor.args_table.rowCount(), ("out2", "out", "float32", "n"))
+    editor.ref_table.item(0, 1).setText("")
+    assert reference_rows() == [(name, ""), ("out2", "")]
+    editor.args_table.removeRow(editor.args_table.rowCount() - 1)
+    editor._sync_reference_rows()
+    assert reference_rows() == [(name, "")]
 
 
 def test_save_to_a_folder_names_the_saved_file_in_the_title_and_f5_is_on_tunes_tip(editor, qtbot, tmp_path):

@@ -637,10 +637,11 @@ class KernelEditor(QMainWindow):
         old = {_cell(self.ref_table, r, 0): _cell(self.ref_table, r, 1) for r in range(self.ref_table.rowCount())}
         # an expression is never lost to an edit of its argument's row: a renamed output takes it
         # along, and one whose row goes (its kind mistyped for a moment) gets it back when it returns
-        self._ref_memory.update({name: text for name, text in old.items() if name and text})
+        # (a row still there keeps what it holds, an expression cleared on purpose too)
+        self._ref_memory.update({name: text for name, text in old.items() if name})
         gone, new = [n for n in old if n not in outputs], [n for n in outputs if n not in old]
-        renamed = {new[0]: old[gone[0]]} if len(gone) == 1 and len(new) == 1 and old[gone[0]] else {}
-        self._fill(self.ref_table, [(name, old.get(name) or renamed.get(name) or self._ref_memory.get(name, ""))
+        renamed = {new[0]: old[gone[0]]} if len(gone) == 1 and len(new) == 1 else {}
+        self._fill(self.ref_table, [(name, old[name] if name in old else renamed.get(name, self._ref_memory.get(name, "")))
                                     for name in outputs])
 
     def names(self) -> list[str]:
