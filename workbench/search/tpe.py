@@ -72,7 +72,9 @@ def _store_constraints(trial: Any, attrs: dict[str, Any]) -> None:
 
 def optuna_seed(seed: int) -> int:
     """``seed`` (any of the run's, 0 to 2**63-1) as the 32-bit seed Optuna's sampler takes: itself
-    below 2**32, a hash of it above. Taken modulo 2**32, seeds 2**32 apart gave the same run."""
+    below 2**32 (those runs stay as they were), a hash of it above. Taken modulo 2**32, seeds 2**32
+    apart gave the same run; hashed, a larger seed still shares its run with the one seed below
+    2**32 its hash equals, as 32 bits cannot give every seed a run of its own."""
     if 0 <= seed < 2**32:
         return seed
     return int(np.random.SeedSequence(seed).generate_state(1)[0])
