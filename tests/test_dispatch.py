@@ -640,3 +640,19 @@ def test_notes_of_configs_ruled_out_in_their_ranges_stay_few_and_never_name_a_si
 
     assert min(_probe_sizes(None, 10, [0, 100], True)) == 0
     assert not [note for note in plan_dispatch([low], tolerance=0.0).notes if "is not valid" in note]
+
+
+def test_a_config_the_edited_template_no_longer_takes_is_said_to_be_the_configs_fault_not_the_sizes() -> None:
+    """A slot's value removed from the template since the sweep was tuned was blamed on the size:
+    "trials measured at n = 1048576, a size the template does not take"."""
+    session = template_sweep("vector_add", "n", [4096, 16777216], n=6)
+    plan = plan_dispatch([session], tolerance=0.0)
+    config = plan.configs[0]
+    template = load_templates()["vector_add"]
+    slot = next(s for s in template.slots if len(s.values) > 1)
+    narrowed = tuple(dataclasses.replace(s, values=tuple(v for v in s.values if v != config[slot.name]))
+                     if s is slot else s for s in template.slots)
+    edited = plan_dispatch([session], tolerance=0.0, templates={"vector_add": dataclasses.replace(template, slots=narrowed)})
+    with pytest.raises(WorkbenchError, match=rf"does not fit the template: slot {slot.name}: .*; the template changed "
+                                             "since the sessions were tuned$"):
+        dispatch_c(edited)

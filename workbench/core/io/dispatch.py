@@ -690,7 +690,13 @@ def dispatch_c(plan: DispatchPlan) -> str:
         at = dataclasses.replace(plan.export, problem={**plan.fixed, plan.parameter: size})
         try:
             out += slot_defines(at, config)
-        except WorkbenchError as exc:  # a size a hand-edited file holds that the template never takes
+        except WorkbenchError as exc:
+            if template is not None and not template.space(template.resolve_problem(at.problem)).in_domains(config):
+                # a slot's values edited since the sessions were tuned: the config is what no longer
+                # fits, whatever the size (it was blamed on the size)
+                raise WorkbenchError(f"{', '.join(plan.sessions)}: {exc}; the template changed since the sessions "
+                                     "were tuned") from None
+            # a size a hand-edited file holds that the template never takes
             raise WorkbenchError(f"{', '.join(plan.sessions)}: trials measured at {plan.parameter} = {size}, a size the "
                                  f"template does not take ({exc})") from None
     out.append("#else")
