@@ -355,11 +355,12 @@ def test_show_says_how_the_trials_were_searched(cli, tmp_path: Path) -> None:
     assert line == ("search   genetic (seed 3, population=6, pruned to 0.5 by the cost model, "
                     "stop after 20 evaluations without progress)")
     doc = json.loads(out.read_text())  # options a continued run could not use are said to be ignored
-    doc["strategy"]["options"].update(bogus=1, mutation="lots", crossover=[1] * 100_000)
+    doc["strategy"]["options"].update(bogus=1, mutation="lots", crossover=[1] * 100_000, tournament="t" * 300)
     edited = tmp_path / "edited.json"
     edited.write_text(json.dumps(doc))
     search = show_json(edited, cli=cli)["search"]
-    assert set(search["options_ignored"]) == {"bogus", "crossover", "mutation"} and "bogus" not in search["options_changed"]
+    assert set(search["options_ignored"]) == {"bogus", "crossover", "mutation", "tournament"}
+    assert "bogus" not in search["options_changed"]  # (a text of 300 characters refused the whole file)
     line = next(x for x in cli("show", edited).stdout.splitlines() if x.startswith("search"))
     # a value of any length is shortened (a list of 300,000 characters was printed in full)
     assert "ignored (a run takes the default): bogus=1, crossover=[1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, ..., mutation='lots'" in line

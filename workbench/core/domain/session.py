@@ -994,8 +994,10 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
         fail("strategy.options", f"expected an object, got {_type_name(strategy['options'])}")
     for name, value in (strategy.get("options") or {}).items():  # show prints each name and value
         check_name(name, f"strategy.options.{_short(name)}", fail)
-        if type(value) is str:  # (a value the option does not take is replaced by its default on resume)
-            check_name(value, f"strategy.options.{_short(name)}", fail)
+        # a value the option does not take, of any type or length, is replaced by its default on resume
+        # and shown shortened; one with a line break or a control character would forge a line
+        if type(value) is str and not value.isprintable():
+            fail(f"strategy.options.{_short(name)}", f"{_short(value)} holds a line break or another control character")
     if "objectives" in strategy:  # the metrics of a Pareto search: two or more distinct names
         objectives = strategy["objectives"]
         if not (type(objectives) is list and all(type(m) is str for m in objectives)):
