@@ -84,6 +84,8 @@ def test_bars_follow_the_shares_and_the_top_slot_is_shown(view, computed) -> Non
     assert "200 trials" in view.status.text()
     # said for the person looking at it, not as a path into the repository's docs
     assert "not which value wins" in view.status.text() and "docs/" not in view.status.text()
+    # what the shares are relative to: the configs measured (a slot a search settled early looks unimportant)
+    assert "a slot the search settled early varies little among them" in view.status.text()
 
 
 def test_clicking_a_bar_selects_its_slot(view, qtbot, computed) -> None:

@@ -311,7 +311,9 @@ class ImportanceView(QWidget):
             left_out = (f" Not shown, one value each: {', '.join(fixed)}." if fixed else "")
             self.status.setText(f"{self.importance.n_trials} trials, {self.importance.method}. "
                                 "A share says how much a slot matters, not which value wins (the latency plot "
-                                f"shows that); few trials or interacting slots make the shares rough.{left_out}")
+                                "shows that), among the configs measured: a slot the search settled early varies "
+                                "little among them and looks unimportant (a random run's shares are the "
+                                f"space's); few trials or interacting slots make the shares rough.{left_out}")
         else:
             self._order = names
             self.status.setText(f"Importance not shown: {self.importance.reason}.")
