@@ -550,3 +550,16 @@ def test_a_working_set_that_fits_in_l2_is_still_read_from_dram(name) -> None:
     assert p.dram_bytes == pytest.approx(8 * n)
     assert p.latency_ms * 1e-3 >= p.dram_bytes / gpu.peak_bandwidth
     assert "L2" not in p.term("memory").explanation
+
+
+def test_the_bound_takes_the_slower_of_the_overlapping_compute_pipes_not_their_sum() -> None:
+    """The wave time overlaps the FMA and the transcendental pipes; the bound added them, and called
+    87 of softmax's 250 configs compute-bound where memory took twice as long as either."""
+    from types import SimpleNamespace
+
+    from workbench.core.model.perfmodel import _bound
+
+    totals = {"dram": 31.8, "l2": 17.2, "compute": 15.4, "sfu": 16.5, "smem": 5.0}
+    busy = SimpleNamespace(mem_saturation=0.9, issue_saturation=0.9)
+    assert _bound(totals, t_atomic=0.0, t_launch=0.0, t_serial=0.0, kernel=40.0, main=busy) == "memory"
+    assert _bound({**totals, "sfu": 35.0}, t_atomic=0.0, t_launch=0.0, t_serial=0.0, kernel=40.0, main=busy) == "compute"
