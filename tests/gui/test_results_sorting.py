@@ -175,3 +175,22 @@ def test_a_runs_re_ranks_re_sort_a_table_sorted_by_score_once_after_a_delay_not_
     assert sorts == [9]
     keys = [table.sort_key(row, "feasible") for row in _shown(results)]
     assert keys == sorted(keys)
+
+
+def test_a_slot_filter_is_read_again_against_another_sessions_slots(window, cli, tmp_path):
+    """A filter on ``block_size`` stayed applied after opening a session without that slot: every
+    row hidden, nothing said, also with the status filter at "all"."""
+    sessions = {}
+    for kernel in ("vector_add", "sgemm"):
+        sessions[kernel] = tmp_path / f"{kernel}.json"
+        assert cli("tune", kernel, "--backend", "sim", "--resources", "estimated", "--budget", "6",
+                   "--executor", "inline", "--quiet", "--out", sessions[kernel]).returncode == 0
+    results = window.results
+    window.open_session(sessions["vector_add"])
+    block = window.model.trials[0].config["block_size"]
+    results.slot_edit.setText(f"block_size={block}")
+    results._on_slot_filter()
+    assert 0 < results.proxy.rowCount() <= 6 and results.filter_error.text() == ""
+    window.open_session(sessions["sgemm"])
+    assert results.proxy.rowCount() == results.table_model.rowCount() == 6  # every trial, not none
+    assert "block_size" in results.filter_error.text()

@@ -714,6 +714,8 @@ class ResultsTable(QWidget):
         self._scan_metrics(0, self.model.n)
         self.columns.apply()
         self._show_filter_example()
+        if self.slot_edit.text().strip():  # read again against this session's slots: one it lacks hid
+            self._on_slot_filter()         # every trial unsaid, where typed text is refused in one line
 
     def _show_filter_example(self) -> None:
         self.slot_edit.setPlaceholderText(f"filter by slot value, e.g. {self._filter_example()}")
