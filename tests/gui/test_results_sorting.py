@@ -194,3 +194,29 @@ def test_a_slot_filter_is_read_again_against_another_sessions_slots(window, cli,
     window.open_session(sessions["sgemm"])
     assert results.proxy.rowCount() == results.table_model.rowCount() == 6  # every trial, not none
     assert "block_size" in results.filter_error.text()
+
+
+def test_cells_without_a_figure_sort_last_in_either_direction(own_metrics_window):
+    """Ascending, every trial without the figure came first (a recording's 473 failures before its
+    fastest config, sorting by latency), as spreadsheets do not: blanks go last both ways, also
+    for trials arriving in the sorted table."""
+    import dataclasses
+
+    model, results, table = own_metrics_window.model, own_metrics_window.results, own_metrics_window.results.table_model
+    column = table.column_of("metric:late_score")  # reported from the seventh trial on
+    blank = [row for row in range(12) if math.isnan(table.raw(row, "metric:late_score"))]
+    assert blank == list(range(6))
+    for order in (Qt.SortOrder.AscendingOrder, Qt.SortOrder.DescendingOrder):
+        results.view.sortByColumn(column, order)
+        shown = _shown(results)
+        assert shown[-6:] == blank, (order, shown)
+        values = [table.raw(row, "metric:late_score") for row in shown[:6]]
+        assert values == sorted(values, reverse=order == Qt.SortOrder.DescendingOrder)
+    trials = list(model.session.trials)
+    growing = dataclasses.replace(model.session, trials=trials[3:9])
+    model.set_session(growing)
+    results.view.sortByColumn(table.column_of("metric:late_score"), Qt.SortOrder.AscendingOrder)
+    growing.trials.extend([*trials[:3], *trials[9:]])
+    assert model.sync()
+    shown = _shown(results)
+    assert all(math.isnan(table.raw(row, "metric:late_score")) for row in shown[-6:]), shown

@@ -514,10 +514,20 @@ class TrialFilterProxy(QAbstractProxyModel):
         else:
             key, order = self._sort
             source = self._source()
-            keys = dict(zip(rows, source.sort_keys(rows, key)))
+            keys = dict(zip(rows, map(self._blank_last, source.sort_keys(rows, key))))
             self._rows = sorted(rows, key=keys.__getitem__, reverse=order == Qt.SortOrder.DescendingOrder)
             self._keys = [keys[row] for row in self._rows]
         self._place_of = None
+
+    def _blank_last(self, key: tuple[int, Any]) -> tuple[int, Any]:
+        """``key`` with a cell that holds no figure (a failed trial's latency, a metric it did not
+        report, a slot a recorded trial lacks) after every other in either direction, as a
+        spreadsheet sorts blanks: ascending, the 473 failures of a recording came before its
+        fastest config."""
+        if key == (0, -math.inf) or key[0] == 3:
+            assert self._sort is not None
+            return (-9, "") if self._sort[1] == Qt.SortOrder.DescendingOrder else (9, "")
+        return key
 
     def _sorted_place(self, key: Any) -> int:
         """Where a row of ``key`` goes among the sorted rows: after those of an equal key, which
@@ -558,7 +568,7 @@ class TrialFilterProxy(QAbstractProxyModel):
             return
         column = self._sort[0]
         for row in fresh:
-            key = _comparable(self._source().sort_key(row, column))
+            key = self._blank_last(_comparable(self._source().sort_key(row, column)))
             at = self._sorted_place(key)
             self.beginInsertRows(QModelIndex(), at, at)
             self._rows.insert(at, row)
