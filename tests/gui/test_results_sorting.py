@@ -220,3 +220,21 @@ def test_cells_without_a_figure_sort_last_in_either_direction(own_metrics_window
     assert model.sync()
     shown = _shown(results)
     assert all(math.isnan(table.raw(row, "metric:late_score")) for row in shown[-6:]), shown
+
+
+def test_a_sort_keeps_the_selected_trial_in_sight(window, qtbot, tmp_path, cli):
+    """The selection was kept by a sort but left wherever it landed, out of sight in a long table."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "120",
+               "--strategy", "random", "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    window.open_session(out)
+    window.resize(1440, 900)
+    window.show()
+    results, table = window.results, window.results.table_model
+    qtbot.waitUntil(lambda: results.view.viewport().height() > 100, timeout=5000)
+    window.model.select(3)
+    results.view.scrollToTop()
+    for order in (Qt.SortOrder.DescendingOrder, Qt.SortOrder.AscendingOrder):
+        results.view.sortByColumn(table.column_of("metric:latency_ms"), order)
+        rect = results.view.visualRect(results.view.currentIndex())
+        assert results.selected_row() == 3 and results.view.viewport().rect().contains(rect.center()), (order, rect)
