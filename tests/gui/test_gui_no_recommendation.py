@@ -391,3 +391,23 @@ def test_cancelling_starts_question_says_so_without_a_second_warning(window, tmp
         window.interactive, window.model.dirty = False, False  # (closing at teardown asks nothing more)
     assert asked == ["Save the current session first?"] and warned == [] and not running
     assert said == "run not started: the current session has unsaved trials"
+
+
+def test_the_failure_messages_header_and_a_slot_stay_in_sight_in_a_narrow_table(window, qtbot):
+    """At 420 px the message column ran past the 372 px the table has in a 1440 x 900 window: its
+    header out of sight, the reasons cut at about 20 characters, the slots off to the right."""
+    from workbench.gui.failure_log import MESSAGE_LEAST, MESSAGE_WIDTH, FailureLog
+
+    failures = FailureLog(window.model, window.results.table_model)
+    qtbot.addWidget(failures)
+    header, message = failures.view.horizontalHeader(), window.results.table_model.column_of("message")
+    for width, wide in ((620, False), (1400, True)):
+        failures.resize(width, 300)
+        failures.show()
+        qtbot.waitExposed(failures)
+        qtbot.waitUntil(lambda: failures.view.viewport().width() > 100, timeout=2_000)
+        end = header.sectionViewportPosition(message) + header.sectionSize(message)
+        assert MESSAGE_LEAST <= header.sectionSize(message) <= MESSAGE_WIDTH
+        assert end <= failures.view.viewport().width(), (width, end, failures.view.viewport().width())
+        if wide:  # with room, the whole default width again
+            assert header.sectionSize(message) == MESSAGE_WIDTH

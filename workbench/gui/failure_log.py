@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QModelIndex, QSize, Qt
+from PySide6.QtCore import QEvent, QModelIndex, QObject, QSize, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit, QScrollArea, QSplitter,
@@ -77,6 +77,13 @@ def _wrappable(reason: str) -> str:
     return re.sub(r"\S{40}", lambda match: match.group(0) + "\u200b", reason)
 
 
+#: The message column's width where the table has room, the least it keeps, and the room it leaves
+#: for a first slot column beside it (see :meth:`FailureLog._fit_message`).
+MESSAGE_WIDTH = 420
+MESSAGE_LEAST = 160
+SLOT_IN_SIGHT = 80
+
+
 class FailureLog(QWidget):
     """Failures only: a filtered view over the shared trial table model, plus counts and analysis."""
 
@@ -139,6 +146,7 @@ class FailureLog(QWidget):
         model.trials_added.connect(self._on_trials_changed)
         model.session_changed.connect(self._on_session_changed)
         table_model.modelReset.connect(self._hide_columns)
+        self.view.viewport().installEventFilter(self)
         table_model.columnsInserted.connect(self._hide_inserted)
         self._hide_columns()
 
@@ -175,8 +183,28 @@ class FailureLog(QWidget):
         header.moveSection(header.visualIndex(self.table_model.column_of("message")),
                            header.visualIndex(self.table_model.column_of("status")) + 1)
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(self.table_model.column_of("message"), 420)
+        header.resizeSection(self.table_model.column_of("message"), MESSAGE_WIDTH)
         header.setStretchLastSection(False)
+        self._fit_message()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # Qt override
+        if watched is self.view.viewport() and event.type() == QEvent.Type.Resize:
+            self._fit_message()
+        return super().eventFilter(watched, event)
+
+    def _fit_message(self) -> None:
+        """The message column at most as wide as the table's view leaves it beside the columns
+        before it, and a first slot column in sight: at 420 px in the 372 px of a 1440 x 900
+        window's tab, its header was out of sight, the reasons cut at about 20 characters and the
+        slots, where failures concentrate, off to the right."""
+        header = self.view.horizontalHeader()
+        message = self.table_model.column_of("message")
+        before = sum(header.sectionSize(c) for c in range(header.count())
+                     if not header.isSectionHidden(c) and header.visualIndex(c) < header.visualIndex(message))
+        room = self.view.viewport().width() - before - SLOT_IN_SIGHT
+        width = max(MESSAGE_LEAST, min(MESSAGE_WIDTH, room))
+        if header.sectionSize(message) != width:  # (a width dragged by hand holds until the pane resizes)
+            header.resizeSection(message, width)
 
     def _on_session_changed(self) -> None:
         self.dirty = True
