@@ -190,3 +190,22 @@ def test_a_slot_column_is_as_wide_as_its_values(window):
     view = table.view
     needed = max(view.fontMetrics().horizontalAdvance(text) for text in texts)
     assert view.columnWidth(column) >= needed  # (the proxy keeps the model's columns)
+
+
+def test_a_float_slots_cells_are_its_values_as_written_and_the_filter_takes_them(window):
+    """A float slot's cells read 0.001000 and 0.01000 (the figures' column style), where the card
+    and the filter write 0.001: a cell copied into the filter was refused as no value of the slot."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("lr", (0.001, 0.01, 0.1), "compute"), Slot("fast", (False, True), "compute")])
+    trials = [Trial(k, config, Measurement(Status.OK, {"latency_ms": 1.0 + k})) for k, config in enumerate(space)]
+    window.model.set_session(Session(kernel="k", space=space, trials=trials, device={"name": "cpu"}))
+    results, table = window.results, window.results.table_model
+    cells = [table.data(table.index(row, table.column_of("slot:lr"))) for row in range(table.rowCount())]
+    assert sorted(set(cells)) == ["0.001", "0.01", "0.1"]
+    assert {table.data(table.index(row, table.column_of("slot:fast"))) for row in range(table.rowCount())} == {"False", "True"}
+    results.slot_edit.setText(f"lr={cells[0]}")
+    results._on_slot_filter()
+    assert results.filter_error.text() == "" and results.proxy.rowCount() == 2

@@ -342,8 +342,11 @@ class TrialTableModel(QAbstractTableModel):
                 return feasibility_cell(self.model, row)
             if isinstance(value, str):
                 return value
-            if isinstance(value, bool) and key.startswith("slot:"):
-                return str(value)  # True / False, as the card, the charts and the search space write a slot's value
+            if key.startswith("slot:") and isinstance(value, (bool, float)):
+                # as written, as the card, the charts, the search space and the slot filter write a
+                # slot's value (True / False; 0.001, where the figures' column style wrote 0.001000,
+                # which the filter then refused as no value of the slot)
+                return str(value)
             if key.startswith(("metric:", "slot:")):  # (the model's column of a slot is "slot:NAME")
                 return fmt(value, column=not self._whole_numbers(key.removeprefix("metric:")))
             return fmt(value)
