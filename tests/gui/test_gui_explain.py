@@ -1395,3 +1395,22 @@ def test_the_recommended_latency_says_where_it_comes_from(window, device, tag):
     window.model.set_session(dataclasses.replace(_session(), device=device))
     headline = next(line for line in window.best_card.text().split("<br>") if line.startswith("<b>latency (ms): "))
     assert headline.endswith("</b>" + tag)
+
+
+def test_compare_keeps_an_aborted_candidates_bound_and_writes_switches_as_the_table_does(window):
+    """An aborted trial's latency read "-" in Compare, where the table says "> 10.36", and a switch
+    read yes / no where the card, the table and the charts write True / False."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("fast", (False, True), "compute"), Slot("lr", (0.001, 0.01), "compute")])
+    configs = list(space)
+    trials = [Trial(0, configs[0], Measurement(Status.ABORTED, {"latency_bound_ms": 10.36}, "aborted above 10.36 ms")),
+              Trial(1, configs[-1], Measurement(Status.OK, {"latency_ms": 4.375}))]
+    window.model.set_session(Session(kernel="k", space=space, trials=trials, device={"name": "cpu"}))
+    window.compare.set_pair(0, 1)
+    rows = {r[0]: r for r in window.compare.rows_shown()}
+    assert rows[metric_label("latency_bound_ms")][1:3] == ["10.36", "-"]
+    assert rows["fast"][1:3] == [str(configs[0]["fast"]), str(configs[-1]["fast"])]
+    assert rows["lr"][1:3] == [str(configs[0]["lr"]), str(configs[-1]["lr"])]

@@ -282,7 +282,10 @@ class CompareView(QWidget):
         for r, row in enumerate(rows):
             name = row.name if row.section == "slot" else metric_label(row.name)
             ratio = row.ratio if row.section != "slot" else math.nan
-            cells = [name, fmt(row.a), fmt(row.b), f"{fmt(ratio, 3, column=True)}x" if math.isfinite(ratio) and row.differs else ""]
+            # a slot's value as the card, the table and the charts write it (True / False, not yes / no)
+            written = _slot_text if row.section == "slot" else fmt
+            cells = [name, written(row.a), written(row.b),
+                     f"{fmt(ratio, 3, column=True)}x" if math.isfinite(ratio) and row.differs else ""]
             for c, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if row.differs:
@@ -447,3 +450,9 @@ class CompareView(QWidget):
         for name in ("left", "bottom"):
             if self.plot.getAxis(name).style.get("showValues", True) != plotted:
                 self.plot.getAxis(name).setStyle(showValues=plotted)
+
+
+def _slot_text(value: object) -> str:
+    """A slot's value as the card, the results table and the charts write it: True / False (not
+    yes / no), a float as given (0.001)."""
+    return str(value) if isinstance(value, (bool, float)) else fmt(value)

@@ -342,11 +342,8 @@ class TrialTableModel(QAbstractTableModel):
                 return feasibility_cell(self.model, row)
             if isinstance(value, str):
                 return value
-            if key.startswith("slot:") and isinstance(value, (bool, float)):
-                # as written, as the card, the charts, the search space and the slot filter write a
-                # slot's value (True / False; 0.001, where the figures' column style wrote 0.001000,
-                # which the filter then refused as no value of the slot)
-                return str(value)
+            if isinstance(value, bool) and key.startswith("slot:"):
+                return str(value)  # True / False, as the card, the charts and the search space write a slot's value
             if key.startswith(("metric:", "slot:")):  # (the model's column of a slot is "slot:NAME")
                 return fmt(value, column=not self._whole_numbers(key.removeprefix("metric:")))
             return fmt(value)
@@ -382,6 +379,16 @@ def follow_sort(view: QTableView, proxy: "TrialFilterProxy") -> None:
                 header.blockSignals(blocked)
 
     proxy.modelReset.connect(follow)
+
+
+def _same_number(value: Any, text: str) -> bool:
+    """Whether ``text`` is the number ``value`` (a slot's, not a bool) written another way."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return float(text) == float(value)
+    except ValueError:
+        return False
 
 
 def _comparable(value: Any) -> tuple[int, Any]:
@@ -620,9 +627,13 @@ class TrialFilterProxy(QAbstractProxyModel):
             if name in terms:  # two values of one slot match no trial: said, not an empty table
                 raise WorkbenchError(f"filter {part!r}: {name} is named twice; a trial has one value of it")
             shown = [str(v) for v in domains.get(name, [])]
-            if shown and value not in shown:  # "32.0", "0x20": an empty table said nothing of why
-                listed = ", ".join(shown[:8]) + (", ..." if len(shown) > 8 else "")
-                raise WorkbenchError(f"filter {part!r}: {name} has no value {value} (its values: {listed})")
+            if shown and value not in shown:
+                # a number as the table's column writes it (0.001000 for 0.001) is that value
+                same = next((text for v, text in zip(domains.get(name, []), shown) if _same_number(v, value)), None)
+                if same is None:  # "0x20", "abc": an empty table said nothing of why
+                    listed = ", ".join(shown[:8]) + (", ..." if len(shown) > 8 else "")
+                    raise WorkbenchError(f"filter {part!r}: {name} has no value {value} (its values: {listed})")
+                value = same
             terms[name] = value
         self.refilter(lambda: setattr(self, "slot_filter", terms))
 
