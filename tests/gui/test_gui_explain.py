@@ -1414,3 +1414,18 @@ def test_compare_keeps_an_aborted_candidates_bound_and_writes_switches_as_the_ta
     assert rows[metric_label("latency_bound_ms")][1:3] == ["10.36", "-"]
     assert rows["fast"][1:3] == [str(configs[0]["fast"]), str(configs[-1]["fast"])]
     assert rows["lr"][1:3] == [str(configs[0]["lr"]), str(configs[-1]["lr"])]
+
+
+def test_the_why_panel_calls_an_imported_recording_imported_and_a_replay_replayed(window, tmp_path):
+    """An import (whose backend is the replay's) was called "recorded earlier (replayed)", where the
+    badge and the card call it recorded."""
+    import dataclasses
+
+    imported = _kt_recording(tmp_path)
+    window.model.set_session(imported)
+    window.model.select(0)
+    assert window.why_view.title.text().endswith("recorded earlier (imported)")
+    replayed = dataclasses.replace(imported, device={**imported.device, "replayed": True})
+    window.model.set_session(replayed)
+    window.model.select(0)
+    assert window.why_view.title.text().endswith("recorded earlier (replayed)")

@@ -145,6 +145,8 @@ class WhyView(QWidget):
         info = breakdown(trial, device)
         # as the badge says where the numbers come from: a replay's were measured, but earlier
         origin = provenance(model.session.device or {}, model.session.backend.get("kind"))
+        if origin == "replayed" and provenance(model.session.device or {}) == "recorded":
+            origin = "recorded"  # an import (its backend is the replay's) is the recording itself, as the badge says
         where = ("modelled by the simulator" if info.simulated else
                  {"replayed": "recorded earlier (replayed)", "recorded": "recorded earlier (imported)"}.get(origin,
                                                                                                            "measured"))
