@@ -1429,3 +1429,22 @@ def test_the_why_panel_calls_an_imported_recording_imported_and_a_replay_replaye
     window.model.set_session(replayed)
     window.model.select(0)
     assert window.why_view.title.text().endswith("recorded earlier (replayed)")
+
+
+def test_the_roofline_tells_a_kernel_without_flops_from_a_recording_that_reports_neither_rate(window):
+    """A recording of latencies alone was said to be a kernel without floating-point work, pointing
+    to a GB/s it does not have."""
+    import dataclasses
+
+    from workbench.gui.explain import roofline
+
+    session = _session()
+    for trial in session.trials:
+        trial.measurement.metrics.pop("gflops")
+    window.model.set_session(session)  # bytes moved, no FLOPs: a copy kernel
+    assert roofline(window.model).reason.startswith("no trial reports floating-point work")
+    for trial in session.trials:
+        trial.measurement.metrics.pop("throughput_gbs")
+    window.model.set_session(dataclasses.replace(session))
+    assert roofline(window.model).reason == ("the trials report neither GFLOP/s nor GB/s, so where they sit on a "
+                                             "roofline is not known")

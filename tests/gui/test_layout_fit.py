@@ -659,7 +659,8 @@ def test_a_no_data_message_wraps_inside_its_plot(window, qtbot, landscape):
     box = chart.plot.getPlotItem().vb.sceneBoundingRect()
     text = chart.no_data.sceneBoundingRect()
     assert box.left() <= text.left() and text.right() <= box.right(), (text, box)
-    assert "no trial reports floating-point work" in chart.no_data.textItem.toPlainText()
+    # (a recording of neither GFLOP/s nor GB/s: its work is not known, which is not "no FLOPs")
+    assert "report neither GFLOP/\u2060s nor GB/\u2060s" in chart.no_data.textItem.toPlainText()  # (word joiners keep units whole)
 
 
 def test_a_new_width_keeps_the_slice_plot_in_view_that_the_person_scrolled_to(window, qtbot):

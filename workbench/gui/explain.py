@@ -189,6 +189,9 @@ def roofline(model: Any) -> Roofline:
     elif not usable.any() and rated:
         reason = ("the trials report GFLOP/s but not the bytes they move (GB/s), so their arithmetic intensity "
                   "is not known")
+    elif not usable.any() and not bool((ok & np.isfinite(model.metric("throughput_gbs"))).any()):
+        # (a recording that holds neither: its kernel's work is not known, not "no FLOPs")
+        reason = "the trials report neither GFLOP/s nor GB/s, so where they sit on a roofline is not known"
     elif not usable.any():
         reason = "no trial reports floating-point work (a kernel without FLOPs sits on no roofline: see GB/s)"
     return Roofline(intensity, gflops, peak_gflops, peak_gbs, per_config, reason, peaks_note)
