@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+from typing import Mapping
 
 import numpy as np
 
@@ -113,6 +114,7 @@ class BestCard(QFrame):
         charted = [self.chart_metric] if self.chart_metric else []
         listed = list(dict.fromkeys([CARD_METRICS[0], *charted, *CARD_METRICS, *ranked_on]))
         lines = [f"{html.escape(metric_label(k))}: {fmt(metrics[k])}{_metric_note(k, metrics[k], source)}"
+                 f"{_recorded_rate_note(k, metrics)}"
                  + (" <i>(estimated, not compiled)</i>" if estimated and k in _FROM_RESOURCES else "")
                  for k in listed if k in metrics and not (k in _RATES and not metrics[k] and k != self.chart_metric)]
         # the headline figure (latency) goes before the config: after its ten slot lines it was below
@@ -225,6 +227,18 @@ def _metric_note(name: str, value: float, quality_source: object = None) -> str:
         return (f" <span style='color:#555'>({digits} of the {most} correct digits float32 "
                 f"can carry, against a float64 reference)</span>")
     return ""
+
+
+def _recorded_rate_note(name: str, metrics: Mapping[str, float]) -> str:
+    """Beside a recording's GFLOP/s or GB/s: they are Kernel Tuner's, at its own time (by default the
+    mean of its repetitions), not at the median shown as the latency (13,638 GFLOP/s read as 7.5 GFLOP
+    in 0.5499 ms, where 0.5536 ms gave it), as the exports say."""
+    kt_time, latency = metrics.get("kt_time_ms"), metrics.get("latency_ms")
+    if name not in ("gflops", "throughput_gbs") or not isinstance(kt_time, (int, float)) \
+            or not isinstance(latency, (int, float)) or not (math.isfinite(kt_time) and latency > 0) \
+            or abs(kt_time / latency - 1.0) <= 0.01:
+        return ""
+    return f" <span style='color:#555'>(as recorded, at Kernel Tuner's time {fmt(kt_time)} ms)</span>"
 
 
 def _digits_of(quality: float) -> tuple[str, str]:
