@@ -691,7 +691,8 @@ def dispatch_c(plan: DispatchPlan) -> str:
         try:
             out += slot_defines(at, config)
         except WorkbenchError as exc:
-            if template is not None and not template.space(template.resolve_problem(at.problem)).in_domains(config):
+            if template is not None and not all(slot.name in config and slot.accepts(config[slot.name])
+                                                for slot in template.slots):
                 # a slot's values edited since the sessions were tuned: the config is what no longer
                 # fits, whatever the size (it was blamed on the size)
                 raise WorkbenchError(f"{', '.join(plan.sessions)}: {exc}; the template changed since the sessions "
