@@ -382,8 +382,9 @@ def follow_sort(view: QTableView, proxy: "TrialFilterProxy") -> None:
 
 
 def _same_number(value: Any, text: str) -> bool:
-    """Whether ``text`` is the number ``value`` (a slot's, not a bool) written another way."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """Whether ``text`` is the float ``value`` (a slot's) written another way, as the column writes
+    it (0.001000 for 0.001). An integer slot's value is its digits alone: 16.0 is none of them."""
+    if not isinstance(value, float):
         return False
     try:
         return float(text) == float(value)
