@@ -373,7 +373,18 @@ def test_sessions_storing_different_objectives_are_said_to_be_ranked_by_the_firs
     save_session(b, tmp_path / "b.json")
     alike = cli("show", "--portability", tmp_path / "a.json", tmp_path / "b.json")
     assert alike.returncode == 0 and "stores another objective" not in alike.stdout, alike.stdout
-    a.constraints, a.weights = Constraints(), Weights()
+    # a weighted metric's direction is part of the objective, and said with it
+    for session, direction in ((a, 1), (b, -1)):
+        for trial in session.trials:
+            trial.measurement.metrics["merit"] = 1.0 + trial.index
+        session.constraints = Constraints()
+        session.weights = Weights({"latency_ms": 0.0, "merit": 1.0}, directions={"merit": direction})
+        save_session(session, tmp_path / f"{'a' if session is a else 'b'}.json")
+    shown = cli("show", "--portability", tmp_path / "a.json", tmp_path / "b.json", "--json")
+    (note,) = [n for n in json.loads(shown.stdout)["notes"] if "stores another objective" in n]
+    assert "(weights merit=1 (minimized))" in note and "(weights merit=1 (maximized))" in note, note
+    a.weights = b.weights = Weights()
+    a.constraints = Constraints()
     save_session(a, tmp_path / "a.json")
     b.constraints = Constraints(max_latency_ms=3.0)
     save_session(b, tmp_path / "b.json")

@@ -505,7 +505,8 @@ def estimated_line(session: Session, count: int) -> str:
 
 
 def _show_portability(args: argparse.Namespace) -> int:
-    from workbench.core.domain.portability import format_report, objective_text, portability_report
+    from workbench.core.domain.objective import objective_text as stored_objective_text
+    from workbench.core.domain.portability import format_report, portability_report
     from workbench.core.domain.session import load_session
     from workbench.runner.portability import simulator_predictors
 
@@ -524,12 +525,16 @@ def _show_portability(args: argparse.Namespace) -> int:
     report.notes += notes
     # compared as they rank: a weight of 0, a direction of a metric not weighed, or max_latency_ms
     # beside the same bound written out are one objective
-    stored = [(objective_text(s.constraints, s.weights),
-               {m: d for m, d in s.weights.directions_dict().items() if s.weights.get(m) > 0}) for s in sessions]
+    stored = [stored_objective_text(s.constraints, s.weights, shown=True) for s in sessions]
     other = next((i for i, objective in enumerate(stored) if objective != stored[0]), None)
     if other is not None:  # (which file comes first would otherwise decide the answer unsaid)
-        report.notes.append(f"{paths[other]} stores another objective ({stored[other][0]}) than "
-                            f"{paths[0]} ({stored[0][0]}); the first file's, with the objective flags "
+
+        def said(objective: tuple[str, str]) -> str:  # (a weighted metric's direction said with it)
+            bounds, weights = objective
+            return f"weights {weights}" + (f"; constraints {bounds}" if bounds != "none" else "")
+
+        report.notes.append(f"{paths[other]} stores another objective ({said(stored[other])}) than "
+                            f"{paths[0]} ({said(stored[0])}); the first file's, with the objective flags "
                             "over it, ranks every GPU here")
     if args.json:
         print_json(report.to_dict())
