@@ -678,3 +678,25 @@ def test_the_help_menu_says_the_version_and_where_the_guides_are(window, cli):
     assert window.statusBar().currentMessage() == f"Kernel Tuning Workbench {__version__}"
     done = cli("--version")
     assert done.returncode == 0 and done.stdout.strip() == f"Kernel Tuning Workbench {__version__}"
+
+
+def test_a_version_1_session_is_the_windows_own_file_to_continue_and_save(window, tmp_path, cli):
+    """A file older than session identities got a fresh one at every load: the window's next Save
+    or Start found its own file "holding another session" and refused both."""
+    import json
+
+    from workbench.core.domain.session import load_session
+
+    path = tmp_path / "old.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", path).returncode == 0
+    doc = json.loads(path.read_text())
+    doc["version"] = 1
+    for newer in ("id", "run"):
+        doc.pop(newer, None)
+    path.write_text(json.dumps(doc))
+    assert load_session(path).id == load_session(path).id  # the same identity at every load
+    window.open_session(path)
+    window.model.session.notes = "edited in the window"
+    assert window.save_to(str(path)), window.statusBar().currentMessage()
+    assert load_session(path).notes == "edited in the window" and len(load_session(path).trials) == 4

@@ -106,6 +106,13 @@ def new_session_id() -> str:
     return uuid.uuid4().hex
 
 
+def _identity_of_unnamed(kernel: str, created_at: float, source_hash: str) -> str:
+    """The identity of a file older than identities (format 1), the same at every load: from what
+    already told such files apart (a journal matched them by kernel and creation time). A fresh
+    one at each load made the window's own file "hold another session" on its next Start or Save."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"kernel-workbench:{kernel}:{created_at!r}:{source_hash}").hex
+
+
 @dataclass
 class Session:
     """Everything a tuning session knows; derived views (ranking) are computed, never stored."""
@@ -815,7 +822,7 @@ def decode_session(data: Any, source: str) -> Session:
         created_at=float(created_at),
         notes=notes,
         extra=dict(extra),
-        id=session_id or new_session_id(),  # a file older than version 2 gets its identity now
+        id=session_id or _identity_of_unnamed(kernel, float(created_at), text("source_hash")),
         run=run,
     )
     _check_trials(session, source)
