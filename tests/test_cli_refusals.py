@@ -755,3 +755,18 @@ def test_a_size_where_a_restriction_cannot_be_computed_says_so_with_why(cli, tmp
     assert "no config is valid at n=64" in line
     assert ("restriction '1 // (n - 64) >= 0' cannot be computed (integer division or modulo by zero), so no config "
             "is valid") in line
+
+
+def test_a_gpu_session_continued_where_no_gpu_is_usable_says_what_to_do(cli, tmp_path) -> None:
+    """The refusal was the driver's line alone; the simulator's said to start a new run."""
+    from workbench.backends.cuda_env import probe
+
+    if not probe().missing():
+        pytest.skip("a CUDA device is usable here: the session continues")
+    session = tmp_path / "s.json"
+    shutil.copyfile(ROOT / "resources" / "sessions" / "vector_add_NVIDIA_H200.json", session)
+    before = session.read_bytes()
+    line = one_line_error(cli("tune", "--resume", session, "--budget", "2"))
+    assert line.endswith("; this session was measured on a GPU: continue it where that GPU is usable, or replay its "
+                         "trials into a new session (tune --replay SESSION)"), line
+    assert session.read_bytes() == before

@@ -1471,9 +1471,13 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
         return open_target(spec)
     except WorkbenchError as exc:
         folders = _folders_hint(spec, session)
+        said = exc.template if exc.template is not None else quoted(str(exc))
         if folders:
-            said = exc.template if exc.template is not None else quoted(str(exc))
             raise WorkbenchError(template=f"{said}{folders}") from None
+        if spec.kind == "cuda":  # (a GPU's session opened where that GPU is not: the driver's words alone)
+            raise WorkbenchError(template=f"{said}; this session was measured on a GPU: continue it where that GPU "
+                                          "is usable, or replay its trials into a new session "
+                                          "({replay_new:SESSION})") from None
         raise
 
 
