@@ -1470,3 +1470,18 @@ def test_sessions_exported_together_are_pointed_to_a_size_they_all_measured() ->
         plan_export([one, sweep("GPU Y", [100])])
     with pytest.raises(WorkbenchError, match=r"share no measured size: .*, or export them all with --format dispatch$"):
         plan_export([one, sweep("GPU X", [100])])  # (one GPU's sweeps make one dispatch together)
+
+
+def test_a_template_session_without_its_template_is_pointed_to_the_one_format_that_works() -> None:
+    """--format cuda pointed to --format header, which a template's session cannot have without its
+    template either: a second refusal."""
+    from workbench.core.domain.session import load_session
+
+    plan = plan_export([load_session(ROOT / "tests" / "fixtures" / "session_golden.json")])
+    assert plan.kind == "template" and plan.template is None
+    for fmt in ("cuda", "cupy"):
+        with pytest.raises(WorkbenchError, match=r"; use --format json$"):
+            export_text(plan, fmt)
+    with pytest.raises(WorkbenchError, match=r"; use --format json$"):
+        export_text(plan, "header")
+    assert json.loads(export_text(plan, "json"))["kernel"] == "toy"

@@ -1468,3 +1468,16 @@ def test_a_recordings_rates_on_the_card_say_they_are_at_kernel_tuners_time(windo
     window.model.set_session(Session(kernel="k", space=space, trials=trials[1:], device={"name": "A100", "recorded": True}))
     line = next(line for line in window.best_card.text().split("<br>") if line.startswith("GFLOP/s"))
     assert "Kernel Tuner's time" not in line  # the same figure: nothing to say
+
+
+def test_a_template_sessions_missing_source_is_not_called_a_recordings(tmp_path):
+    """A template's own session whose template is not on this machine was said to be a recording."""
+    from pathlib import Path
+
+    from workbench.core.domain.session import load_session
+    from workbench.gui.source_view import render_source
+
+    session = load_session(Path(__file__).resolve().parents[1] / "fixtures" / "session_golden.json")
+    assert session.kind == "template"
+    text, note = render_source(session, session.trials[0].config, session.problem, None)
+    assert text == "" and "recording" not in note and "File > Open kernel folder..." in note, note

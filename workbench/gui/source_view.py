@@ -82,6 +82,9 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
             own = folder_holding(session.kernel, folders) or folders[0]
             return "", (f"template {session.kernel!r} comes from the folder {own!r}, which is not loaded "
                         "(opening a file never runs code); File > Open kernel folder... shows it in the kernel editor")
+        if session.kind == "template":  # (said "a recording has no source" of a template's own session)
+            return "", (f"no template named {session.kernel!r} on this machine: open the folder it came from "
+                        "with File > Open kernel folder... to see its source")
         return "", f"no template named {session.kernel!r} on this machine (a recording has no source)"
     slots = {slot.name for slot in session.space.slots} if session.space is not None else set(config)
     if slots != {slot.name for slot in template.slots}:  # a recording of another kernel of that name

@@ -482,8 +482,9 @@ def export_text(plan: ExportPlan, fmt: str) -> str:
                                           f"file names is never loaded unasked; use {{kernel_dir:{quoted(plan.unloaded_dirs[0])}}}")
         why = ("a python benchmark session has no CUDA source" if plan.kind == "python"
                else f"no kernel template named {plan.kernel!r} with the session's slots and problem parameters was found")
-        raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs a kernel template: {quoted(why)}; "
-                                      "use {format:header} or {format:json}")
+        # (a template's header needs its template too: pointing to it led to a second refusal)
+        instead = "{format:json}" if plan.kind == "template" else "{format:header} or {format:json}"
+        raise WorkbenchError(template=f"{{format:{quoted(fmt)}}} needs a kernel template: {quoted(why)}; use {instead}")
     _check_configs_fit(plan)
     if fmt == "json":
         return _json(plan)
