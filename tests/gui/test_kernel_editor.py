@@ -1102,3 +1102,14 @@ def test_a_problem_parameters_range_has_cells_of_its_own_and_survives_a_save(edi
     assert saved["problem"]["n"] == {"default": 16777216, "small": 4099, "doc": "elements", "min": 1, "max": 100000000}
     editor.open_folder(tmp_path)
     assert [editor.problem_table.item(0, c).text() for c in (4, 5)] == ["1", "100000000"]
+    # a problem about a bound goes to its cell, not the default's
+    editor.go_to_field("problem.n.max")
+    assert (editor.problem_table.currentRow(), editor.problem_table.currentColumn()) == (0, 5)
+    editor.go_to_field("problem.n.small")
+    assert (editor.problem_table.currentRow(), editor.problem_table.currentColumn()) == (0, 2)
+    # an unbounded side is an empty cell: inf was saved as Infinity, which is no JSON
+    set_row(editor.problem_table, 0, (None, None, None, None, None, "inf"))
+    editor.spec()
+    assert [p.field for p in editor.form_problems] == ["problem.n"]
+    with pytest.raises(WorkbenchError, match="finite numbers"):
+        editor.save(tmp_path)

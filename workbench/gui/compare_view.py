@@ -453,6 +453,7 @@ class CompareView(QWidget):
 
 
 def _slot_text(value: object) -> str:
-    """A slot's value as the card, the results table and the charts write it: True / False (not
-    yes / no), a float as given (0.001)."""
+    """A slot's value as the card writes it: True / False (not yes / no, as the results table and
+    the charts write a switch too), a float as given (0.001; the results table's column writes its
+    floats at one precision, 0.001000, beside each other)."""
     return str(value) if isinstance(value, (bool, float)) else fmt(value)

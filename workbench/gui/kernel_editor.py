@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -70,6 +71,7 @@ _SOURCE_LINE = re.compile(r"\bline (\d+) of the source\b")
 #: Columns of the tables' cells, by the spec field they fill.
 _SLOT_COLUMNS = {"name": 0, "values": 1, "group": 2, "default": 3, "doc": 4}
 _ARG_COLUMNS = {"name": 0, "kind": 1, "dtype": 2, "shape": 3, "value": 3, "rtol": 4, "atol": 5}
+_PROBLEM_COLUMNS = {"default": 1, "small": 2, "doc": 3, "min": 4, "max": 5}
 
 
 class _CheckThread(QThread):
@@ -526,9 +528,12 @@ class KernelEditor(QMainWindow):
                 for column, bound in ((4, "min"), (5, "max")):
                     if _cell(self.problem_table, row, column):
                         entry[bound] = _scalar(_cell(self.problem_table, row, column))
+                        if isinstance(entry[bound], float) and not math.isfinite(entry[bound]):
+                            raise ValueError  # (saved as Infinity, which is no JSON: leave the cell empty)
             except ValueError:
-                problems.append(Diagnostic("spec", "error", f"{pname}: default, small, min and max must be numbers "
-                                           "or true/false", field=f"problem.{pname}"))
+                problems.append(Diagnostic("spec", "error", f"{pname}: default, small, min and max must be finite "
+                                           "numbers or true/false (an empty min or max: unbounded)",
+                                           field=f"problem.{pname}"))
                 continue
             if _cell(self.problem_table, row, 3):
                 entry["doc"] = _cell(self.problem_table, row, 3)
@@ -844,7 +849,8 @@ class KernelEditor(QMainWindow):
             self._go_to_cell(self.args_table, self._entry_row(self.args_table, index), _ARG_COLUMNS.get(key, 0))
         elif part == "problem":
             rows = [r for r in range(self.problem_table.rowCount()) if _cell(self.problem_table, r, 0) == key]
-            self._go_to_cell(self.problem_table, rows[0] if rows else 0, 1)
+            rest = field.split(".")[2] if field.count(".") >= 2 else "default"  # problem.n.max: its max cell
+            self._go_to_cell(self.problem_table, rows[0] if rows else 0, _PROBLEM_COLUMNS.get(rest, 1))
         elif part == "reference":
             self._show_page_of(self.ref_table)
             self.ref_table.setFocus()

@@ -1004,7 +1004,8 @@ def _check_settings(backend: Mapping[str, Any], strategy: Mapping[str, Any], fai
         # a value the option does not take, of any type or length, is replaced by its default on resume
         # and shown shortened; one with a line break or a control character would forge a line
         if type(value) is str and not value.isprintable():
-            fail(f"strategy.options.{_short(name)}", f"{_short(value)} holds a line break or another control character")
+            fail(f"strategy.options.{_short(name)}", f"{_short(value)} holds a character that does not print on "
+                                                      "one line (a line break, a control character, a no-break space)")
     if "objectives" in strategy:  # the metrics of a Pareto search: two or more distinct names
         objectives = strategy["objectives"]
         if not (type(objectives) is list and all(type(m) is str for m in objectives)):
