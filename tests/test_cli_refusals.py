@@ -770,3 +770,9 @@ def test_a_gpu_session_continued_where_no_gpu_is_usable_says_what_to_do(cli, tmp
     assert line.endswith("; this session was measured on a GPU: continue it where that GPU is usable, or replay its "
                          "trials into a new session (tune --replay SESSION)"), line
     assert session.read_bytes() == before
+    # the advice is for a device that is not usable, not for any other fault of the continued run
+    doc = json.loads(before)
+    doc["kernel"] = doc["backend"]["options"]["kernel"] = "my_kernel"
+    session.write_text(json.dumps(doc))
+    line = one_line_error(cli("tune", "--resume", session, "--budget", "2"))
+    assert "unknown template 'my_kernel'" in line and "measured on a GPU" not in line, line

@@ -451,6 +451,11 @@ def error_metrics(verdict: Verdict, rtol: float) -> dict[str, float]:
 
 
 
+
+class DeviceUnusable(WorkbenchError):
+    """A CUDA device this machine cannot use (no CuPy, no driver, no such device): what a session
+    measured on a GPU meets where that GPU is not, said apart from its template's or problem's faults."""
+
 def describe_device(index: int) -> dict[str, Any]:
     """Name, architecture and peaks of a CUDA device, as stored in sessions.
 
@@ -460,12 +465,12 @@ def describe_device(index: int) -> dict[str, Any]:
     try:
         import cupy as cp
     except ImportError as exc:
-        raise WorkbenchError(f"CUDA device {index} is not usable here: CuPy is not installed ({exc})") from None
+        raise DeviceUnusable(f"CUDA device {index} is not usable here: CuPy is not installed ({exc})") from None
     rt = cp.cuda.runtime
     try:
         props = rt.getDeviceProperties(index)
     except rt.CUDARuntimeError as exc:
-        raise WorkbenchError(f"CUDA device {index} is not usable here: {exc}") from None
+        raise DeviceUnusable(f"CUDA device {index} is not usable here: {exc}") from None
     name = props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"])
     attr = rt.deviceGetAttribute
     sm_count = attr(rt.cudaDevAttrMultiProcessorCount, index)

@@ -1470,11 +1470,13 @@ def _open_continued_target(spec: BackendSpec, session: Session) -> Target:
     try:
         return open_target(spec)
     except WorkbenchError as exc:
+        from workbench.backends.cuda import DeviceUnusable  # (only when a continuation fails)
+
         folders = _folders_hint(spec, session)
         said = exc.template if exc.template is not None else quoted(str(exc))
         if folders:
             raise WorkbenchError(template=f"{said}{folders}") from None
-        if spec.kind == "cuda":  # (a GPU's session opened where that GPU is not: the driver's words alone)
+        if isinstance(exc, DeviceUnusable):  # (a GPU's session opened where that GPU is not: the driver's words alone)
             raise WorkbenchError(template=f"{said}; this session was measured on a GPU: continue it where that GPU "
                                           "is usable, or replay its trials into a new session "
                                           "({replay_new:SESSION})") from None
