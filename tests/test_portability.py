@@ -384,6 +384,12 @@ def test_sessions_storing_different_objectives_are_said_to_be_ranked_by_the_firs
     (note,) = [n for n in json.loads(shown.stdout)["notes"] if "stores another objective" in n]
     assert "(weights merit=1 (minimized))" in note and "(weights merit=1 (maximized))" in note, note
     a.weights = b.weights = Weights()
+    # bounds compared as they rank, exactly: a slider's limit and one typed to six digits differ
+    a.constraints, b.constraints = Constraints(max_latency_ms=3.0000000001), Constraints(max_latency_ms=3.0)
+    save_session(a, tmp_path / "a.json")
+    save_session(b, tmp_path / "b.json")
+    shown = cli("show", "--portability", tmp_path / "a.json", tmp_path / "b.json", "--json")
+    assert [n for n in json.loads(shown.stdout)["notes"] if "stores another objective" in n], shown.stdout
     a.constraints = Constraints()
     save_session(a, tmp_path / "a.json")
     b.constraints = Constraints(max_latency_ms=3.0)

@@ -525,16 +525,17 @@ def _show_portability(args: argparse.Namespace) -> int:
     report.notes += notes
     # compared as they rank: a weight of 0, a direction of a metric not weighed, or max_latency_ms
     # beside the same bound written out are one objective
-    stored = [stored_objective_text(s.constraints, s.weights, shown=True) for s in sessions]
+    # (compared exactly, as bounds rank: a limit set with a slider and one typed to six digits differ)
+    stored = [stored_objective_text(s.constraints, s.weights) for s in sessions]
     other = next((i for i, objective in enumerate(stored) if objective != stored[0]), None)
     if other is not None:  # (which file comes first would otherwise decide the answer unsaid)
 
-        def said(objective: tuple[str, str]) -> str:  # (a weighted metric's direction said with it)
-            bounds, weights = objective
+        def said(session: Any) -> str:  # (a weighted metric's direction said with it)
+            bounds, weights = stored_objective_text(session.constraints, session.weights, shown=True)
             return f"weights {weights}" + (f"; constraints {bounds}" if bounds != "none" else "")
 
-        report.notes.append(f"{paths[other]} stores another objective ({said(stored[other])}) than "
-                            f"{paths[0]} ({said(stored[0])}); the first file's, with the objective flags "
+        report.notes.append(f"{paths[other]} stores another objective ({said(sessions[other])}) than "
+                            f"{paths[0]} ({said(sessions[0])}); the first file's, with the objective flags "
                             "over it, ranks every GPU here")
     if args.json:
         print_json(report.to_dict())
