@@ -1108,8 +1108,12 @@ def test_a_problem_parameters_range_has_cells_of_its_own_and_survives_a_save(edi
     editor.go_to_field("problem.n.small")
     assert (editor.problem_table.currentRow(), editor.problem_table.currentColumn()) == (0, 2)
     # an unbounded side is an empty cell: inf was saved as Infinity, which is no JSON
-    set_row(editor.problem_table, 0, (None, None, None, None, None, "inf"))
-    editor.spec()
-    assert [p.field for p in editor.form_problems] == ["problem.n"]
-    with pytest.raises(WorkbenchError, match="finite numbers"):
-        editor.save(tmp_path)
+    for column, key in ((5, "max"), (1, "default"), (2, "small")):
+        cells: list = [None] * 6
+        cells[column] = "inf"
+        set_row(editor.problem_table, 0, tuple(cells))
+        editor.spec()
+        assert [p.field for p in editor.form_problems] == [f"problem.n.{key}"]  # (going to that cell)
+        with pytest.raises(WorkbenchError, match=f"n: {key} must be a finite number"):
+            editor.save(tmp_path)
+        set_row(editor.problem_table, 0, (None, "16777216", "4099", None, "1", "100000000"))

@@ -521,19 +521,24 @@ class KernelEditor(QMainWindow):
                                            f"{rows_of[pname] + 1} and {row + 1})", field=f"problem.{pname}"))
                 continue
             rows_of[pname] = row
-            try:
-                entry = {"default": _scalar(_cell(self.problem_table, row, 1))}
-                if _cell(self.problem_table, row, 2):
-                    entry["small"] = _scalar(_cell(self.problem_table, row, 2))
-                for column, bound in ((4, "min"), (5, "max")):
-                    if _cell(self.problem_table, row, column):
-                        entry[bound] = _scalar(_cell(self.problem_table, row, column))
-                        if isinstance(entry[bound], float) and not math.isfinite(entry[bound]):
-                            raise ValueError  # (saved as Infinity, which is no JSON: leave the cell empty)
-            except ValueError:
-                problems.append(Diagnostic("spec", "error", f"{pname}: default, small, min and max must be finite "
-                                           "numbers or true/false (an empty min or max: unbounded)",
-                                           field=f"problem.{pname}"))
+            entry = {}
+            unread = ""
+            for key in ("default", "small", "min", "max"):  # (the cells a value is typed in)
+                text = _cell(self.problem_table, row, _PROBLEM_COLUMNS[key])
+                if not text and key != "default":
+                    continue  # (no small: the default's; no min or max: the spec's own rule)
+                try:
+                    value = _scalar(text)
+                except ValueError:
+                    unread = key
+                    break
+                if isinstance(value, float) and not math.isfinite(value):  # (saved as Infinity: no JSON)
+                    unread = key
+                    break
+                entry[key] = value
+            if unread:
+                problems.append(Diagnostic("spec", "error", f"{pname}: {unread} must be a finite number or "
+                                           "true/false", field=f"problem.{pname}.{unread}"))
                 continue
             if _cell(self.problem_table, row, 3):
                 entry["doc"] = _cell(self.problem_table, row, 3)
