@@ -382,10 +382,13 @@ def follow_sort(view: QTableView, proxy: "TrialFilterProxy") -> None:
 
 
 def _same_number(value: Any, text: str) -> bool:
-    """Whether ``text`` is the float ``value`` (a slot's) written another way, as the column writes
-    it (0.001000 for 0.001). An integer slot's value is its digits alone: 16.0 is none of them."""
+    """Whether ``text`` is the float ``value`` (a slot's) written another way: as the column writes
+    it, to four significant digits (0.001000 for 0.001, 0.1235 for 0.12345), or exactly. An integer
+    slot's value is its digits alone: 16.0 is none of them."""
     if not isinstance(value, float):
         return False
+    if text == fmt(value, column=True):
+        return True
     try:
         return float(text) == float(value)
     except ValueError:
@@ -630,11 +633,12 @@ class TrialFilterProxy(QAbstractProxyModel):
             shown = [str(v) for v in domains.get(name, [])]
             if shown and value not in shown:
                 # a number as the table's column writes it (0.001000 for 0.001) is that value
-                same = next((text for v, text in zip(domains.get(name, []), shown) if _same_number(v, value)), None)
-                if same is None:  # "0x20", "abc": an empty table said nothing of why
+                same = [text for v, text in zip(domains.get(name, []), shown) if _same_number(v, value)]
+                same = same if len(same) == 1 else []  # (two values the column writes alike: which is meant?)
+                if not same:  # "0x20", "abc": an empty table said nothing of why
                     listed = ", ".join(shown[:8]) + (", ..." if len(shown) > 8 else "")
                     raise WorkbenchError(f"filter {part!r}: {name} has no value {value} (its values: {listed})")
-                value = same
+                value = same[0]
             terms[name] = value
         self.refilter(lambda: setattr(self, "slot_filter", terms))
 
