@@ -1481,3 +1481,13 @@ def test_a_template_sessions_missing_source_is_not_called_a_recordings(tmp_path)
     assert session.kind == "template"
     text, note = render_source(session, session.trials[0].config, session.problem, None)
     assert text == "" and "recording" not in note and "File > Open kernel folder..." in note, note
+    # its template found with other slots (edited since): not called another kernel's recording either
+    import dataclasses
+
+    from workbench.core.domain.templates import load_templates
+
+    shipped = load_templates()["vector_add"]
+    edited = dataclasses.replace(session, kernel="vector_add")
+    text, note = render_source(edited, edited.trials[0].config, edited.problem, None)
+    assert text == "" and "recording" not in note and "changed since" in note, note
+    assert {s.name for s in session.space.slots} != {s.name for s in shipped.slots}

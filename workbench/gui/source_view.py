@@ -87,7 +87,10 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
                         "with File > Open kernel folder... to see its source")
         return "", f"no template named {session.kernel!r} on this machine (a recording has no source)"
     slots = {slot.name for slot in session.space.slots} if session.space is not None else set(config)
-    if slots != {slot.name for slot in template.slots}:  # a recording of another kernel of that name
+    if slots != {slot.name for slot in template.slots}:
+        if session.kind == "template":  # (its own template, edited since: not a recording of another kernel)
+            return "", (f"the template {session.kernel!r} on this machine has other slots than this session: "
+                        f"{TEMPLATE_CHANGED}, so its source is not the code these trials ran")
         return "", (f"the template named {session.kernel!r} on this machine has other slots than this session "
                     "(a recording of another kernel of that name has no source here)")
     changed = f" ({TEMPLATE_CHANGED}: this is not the code its trials ran)" if code_changed(session, template) else ""
