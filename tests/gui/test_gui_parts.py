@@ -1504,3 +1504,15 @@ def test_the_score_legend_names_no_best_so_far_line_while_it_draws_none(window):
                                      constraints=Constraints(max_latency_ms=1.0)))
     window.score_chart.refresh()  # the same feasible trial first: its line runs to the last trial
     assert "best&nbsp;so&nbsp;far" in window.score_chart.legend.text()
+
+
+def test_a_sessions_short_time_limit_is_kept_by_the_time_limit_box(window):
+    """At two decimals of a minute, a session's 0.2 s limit opened as "no time limit" (a run of a
+    million evaluations then had none) and 10 s ran as 10.2 s."""
+    bar = window.toolbar
+    for seconds in (0.2, 0.29, 10.0, 20.0, 3600.0):
+        bar.apply({"time_limit_s": seconds})
+        limit = bar.request()["time_limit_s"]
+        assert limit is not None and abs(limit - seconds) <= 0.01, (seconds, limit)
+    bar.apply({"time_limit_s": None})
+    assert bar.request()["time_limit_s"] is None and bar.minutes.text() == "no time limit"

@@ -212,6 +212,9 @@ class RunToolbar(QToolBar):
         # a sweep's budget is per size: "15 evals" beside a bar of "60 / 60" read as a count gone wrong
         self.sizes.textChanged.connect(self._show_budget_unit)
         self.minutes = QDoubleSpinBox()
+        # to a hundredth of a second (4 decimals of a minute): at 2 decimals a session's limit of
+        # 0.2 s opened as "no time limit", and 10 s ran as 10.2 s
+        self.minutes.setDecimals(4)
         self.minutes.setRange(0.0, 10_000.0)
         self.minutes.setSpecialValueText("no time limit")
         self.minutes.setSuffix(" min")
@@ -498,7 +501,9 @@ class RunToolbar(QToolBar):
         if run.get("seed") is not None:
             self.seed.setValue(int(run["seed"]))
         if "time_limit_s" in run:
-            self.minutes.setValue((run["time_limit_s"] or 0.0) / 60.0)
+            limit = run["time_limit_s"] or 0.0
+            # (a limit below what the box holds is its least, not "no time limit")
+            self.minutes.setValue(max(limit / 60.0, 10.0 ** -self.minutes.decimals()) if limit > 0 else 0.0)
         if run.get("delay_s") is not None and (run.get("replay") or run.get("backend") in PACED_BACKENDS):
             self.delay.setValue(float(run["delay_s"]))
         if problems:
