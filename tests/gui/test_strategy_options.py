@@ -141,6 +141,20 @@ def test_picking_another_strategy_and_back_keeps_what_was_edited(qtbot, window) 
     assert toolbar.request()["strategy_options"] is None
 
 
+def test_options_edited_for_a_strategy_survive_a_run_of_another(qtbot, window) -> None:
+    """A Start of another strategy forgot them, while the saved session kept them: the same session
+    then ran with other options depending on whether it had been reopened."""
+    toolbar = window.toolbar
+    toolbar.strategy.setCurrentText("annealing")
+    toolbar.strategy_options.editors["cooling"][1].setValue(0.8)
+    toolbar.strategy.setCurrentText("random")
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({**toolbar.request(), "kernel": "vector_add", "backend": "sim", "budget": 2,
+                          "options": {"compile": "estimate"}})
+    toolbar.strategy.setCurrentText("annealing")
+    assert toolbar.request()["strategy_options"] == {"cooling": 0.8}
+
+
 def test_a_reopened_session_offers_the_options_of_its_earlier_strategies(qtbot, window, cli, tmp_path) -> None:
     path = tmp_path / "s.json"
     base = ("--backend", "sim", "--executor", "inline", "--quiet")

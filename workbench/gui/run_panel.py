@@ -85,6 +85,22 @@ def parse_problem(text: str) -> dict[str, Any]:
     return parse_assignment_list(text, "problem")
 
 
+class MinutesBox(QDoubleSpinBox):
+    """The time limit in minutes, to a hundredth of a second (4 decimals), written without trailing
+    zeros (``10 min``, ``0.1667 min``): at 2 decimals a session's limit of 0.2 s opened as "no time
+    limit" and 10 s ran as 10.2 s, and written at 4 the box widened the tool bar past what
+    presentation mode fits at 1440 px."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setDecimals(4)
+
+    def textFromValue(self, value: float) -> str:  # Qt override
+        text = self.locale().toString(float(value), "f", self.decimals())
+        point = self.locale().decimalPoint()
+        return text.rstrip("0").rstrip(point) if point in text else text
+
+
 class RunToolbar(QToolBar):
     """Signals ``start_requested``, ``pause_requested``, ``stop_requested``, ``kernel_changed(str)``."""
 
@@ -211,10 +227,7 @@ class RunToolbar(QToolBar):
         self.budget.setToolTip("the most configs the run evaluates")
         # a sweep's budget is per size: "15 evals" beside a bar of "60 / 60" read as a count gone wrong
         self.sizes.textChanged.connect(self._show_budget_unit)
-        self.minutes = QDoubleSpinBox()
-        # to a hundredth of a second (4 decimals of a minute): at 2 decimals a session's limit of
-        # 0.2 s opened as "no time limit", and 10 s ran as 10.2 s
-        self.minutes.setDecimals(4)
+        self.minutes = MinutesBox()
         self.minutes.setRange(0.0, 10_000.0)
         self.minutes.setSpecialValueText("no time limit")
         self.minutes.setSuffix(" min")
@@ -436,8 +449,11 @@ class RunToolbar(QToolBar):
             "kernel_dirs": [self.kernel_folders[name]] if (name := self.kernel.currentText()) in self.kernel_folders else [],
         }
 
-    def apply(self, run: dict[str, Any]) -> None:
+    def apply(self, run: dict[str, Any], keep_edits: bool = False) -> None:
         """Fill the controls from a run request (automation, or a reopened session's settings).
+        ``keep_edits``: the run is this window's own next one (Start), so the options edited for
+        other strategies stay kept, as picking one again shows them; another session's settings
+        replace them.
 
         A key left out or None leaves its control alone (automation names only what it chooses;
         a continued session keeps its own strategy and seed then), except that an empty problem
@@ -489,7 +505,7 @@ class RunToolbar(QToolBar):
                 problems.append(f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
                 strategy = DEFAULT_STRATEGY
             self.strategy.setCurrentText(strategy)
-            self.strategy_options.set_strategy(strategy, reset=True)
+            self.strategy_options.set_strategy(strategy, reset=not keep_edits)
             if known and run.get("strategy_options"):  # checked by the strategy; bad ones reported once all else is filled
                 problems += self.strategy_options.set_values(run["strategy_options"])
             if run.get("earlier_strategy_options"):

@@ -141,7 +141,10 @@ class WindowRuns(WindowFiles):
         except WorkbenchError:  # a field the person is still typing: nothing to put back
             shown = None
         try:
-            self.toolbar.apply(run)  # the controls show what runs, whoever started it
+            # the controls show what runs, whoever started it; the options edited for the other
+            # strategies stay (a Start reset them, while the saved session kept them: the same
+            # session ran with other options depending on whether it had been reopened)
+            self.toolbar.apply(run, keep_edits=True)
         except WorkbenchError:
             pass
         try:
