@@ -700,3 +700,15 @@ def test_a_version_1_session_is_the_windows_own_file_to_continue_and_save(window
     window.model.session.notes = "edited in the window"
     assert window.save_to(str(path)), window.statusBar().currentMessage()
     assert load_session(path).notes == "edited in the window" and len(load_session(path).trials) == 4
+
+
+def test_the_note_at_the_end_of_a_continued_run_counts_the_sizes_it_added(window, qtbot):
+    """A run that added sizes to a one-size session ended with "the charts show them all", while
+    the charts showed one size of them."""
+    run = {"kernel": "vector_add", "backend": "sim", "budget": 2, "options": {"compile": "estimate"}}
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run(run)
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({**run, "sizes": {"n": [4096, 65536]}})
+    message = window.statusBar().currentMessage()
+    assert message.startswith("continued this session, ") and "at the size shown (of 3)" in message, message

@@ -625,7 +625,9 @@ class WindowRuns(WindowFiles):
         if self._started_note and self._started_note in shown and self.model.session is not None:
             # the note's count was of the trials before the run: said again with the count now
             # (left as it was, "40 trials so far" stood beside 80 trials)
-            ended = _continued_note(len(self.model.session.trials), *self._started_noted, ended=True)
+            before, strategy, _sizes = self._started_noted  # (the sizes counted again: the run may have added some)
+            ended = _continued_note(len(self.model.session.trials), before, strategy,
+                                    len(problems_of(self.model.session)), ended=True)
             self.statusBar().showMessage(shown.replace(self._started_note, ended), 15000)
         self._retargeted = self._started_note = ""
         assert self.engine_thread is not None  # it sent this
