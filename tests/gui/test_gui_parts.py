@@ -1516,3 +1516,17 @@ def test_a_sessions_short_time_limit_is_kept_by_the_time_limit_box(window):
         assert limit is not None and abs(limit - seconds) <= 0.01, (seconds, limit)
     bar.apply({"time_limit_s": None})
     assert bar.request()["time_limit_s"] is None and bar.minutes.text() == "no time limit"
+
+
+def test_a_run_ended_while_compiles_were_pending_says_it_is_done_first(window):
+    """After a Stop during the compile wait the label still began "4 compiling in background
+    (estimates shown)": nothing compiled any more, and a 1440 px window never showed "done"."""
+    bar = window.toolbar
+    bar.show_compiles(4, 1)
+    bar.show_state("done (stopped), 6 evals")
+    assert bar.progress_label.text().startswith("4 compiling in background")
+    bar.show_compiles_ended(4)
+    assert bar.progress_label.text() == "done (stopped), 6 evals; 4 estimates not refined (Start refines them)"
+    bar.show_compiles(0, 6)
+    bar.show_compiles_ended(0)  # (compiles done: said as they were)
+    assert bar.progress_label.text() == "done (stopped), 6 evals; compiles done: 6 refined"

@@ -19,7 +19,7 @@ from workbench.core.domain.records import MAX_PACE_S
 from workbench.core.domain.run_settings import DEFAULT_BUDGET
 from workbench.core.model.gpus import DEFAULT_GPU
 from workbench.core.domain.assignments import parse_assignment_list
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, counted
 from workbench.core.domain.sizes import format_sizes, parse_sizes_text
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.options_popup import FormPopup
@@ -578,6 +578,17 @@ class RunToolbar(QToolBar):
                              QColor(WARNING_TEXT) if text else self.palette().color(QPalette.ColorRole.WindowText))
             self.progress_label.setPalette(palette)
             self.show_state(self._run_text, self._is_progress)
+
+    def show_compiles_ended(self, unrefined: int) -> None:
+        """The run has ended while compiles were pending (a Stop ends the wait): none compiles now,
+        and ``unrefined`` trials keep their estimates. "4 compiling in background" stayed first
+        in the label after the run, and a 1440 px window never showed that it was done."""
+        if not self._compiles_pending:
+            return
+        self._compiles_pending = False
+        self.compile_text = (f"{counted(unrefined, 'estimate')} not refined (Start refines them)"
+                             if unrefined else "")
+        self.show_state(self._run_text, self._is_progress)
 
     def show_compiles(self, pending: int, refined: int) -> None:
         """Background compiles, apart from evaluations: how many trials still show estimates."""

@@ -649,6 +649,9 @@ class WindowRuns(WindowFiles):
         self._update_next_start()
         self.objective_panel.set_run_active(False)
         self._set_session_actions()
+        session = self.model.session
+        self.toolbar.show_compiles_ended(sum(t.measurement.resources_pending for t in session.trials)
+                                         if session is not None else 0)
         if result.reason == "exhausted":
             # the run is complete, not cut short: the bar full, and no offer of the budget's rest
             # (4 of 20 and "16 evals" read as a run that stopped early, with nothing left to run)
