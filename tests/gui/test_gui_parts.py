@@ -1530,3 +1530,11 @@ def test_a_run_ended_while_compiles_were_pending_says_it_is_done_first(window):
     bar.show_compiles(0, 6)
     bar.show_compiles_ended(0)  # (compiles done: said as they were)
     assert bar.progress_label.text() == "done (stopped), 6 evals; compiles done: 6 refined"
+
+
+def test_a_budget_of_one_reads_one_eval(window):
+    bar = window.toolbar
+    bar.budget.setValue(1)
+    assert bar.budget.text() == "1 eval"
+    bar.budget.setValue(2)
+    assert bar.budget.text() == "2 evals"

@@ -262,6 +262,13 @@ def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_
     # none of the sizes is the session's own problem (show and export name no size): said on opening
     assert window.model.session.problem["n"] not in (4096, 1 << 20, 1 << 26)
     assert "a sweep of 3 sizes: showing n=67108864" in window.statusBar().currentMessage()
+    # another file opened within its 15 s: the sweep's line is not said of it
+    other = tmp_path / "one_size.json"
+    start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2,
+                         backend_options={"compile": "estimate"}), other).run()
+    window.open_session(str(other))
+    assert "a sweep of" not in window.statusBar().currentMessage()
+    window.open_session(str(path))
     picker.setCurrentIndex(0)
     picker.activated.emit(0)
     assert window.model.shown_problem()["n"] == 4096

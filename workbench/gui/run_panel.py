@@ -227,6 +227,7 @@ class RunToolbar(QToolBar):
         self.budget.setToolTip("the most configs the run evaluates")
         # a sweep's budget is per size: "15 evals" beside a bar of "60 / 60" read as a count gone wrong
         self.sizes.textChanged.connect(self._show_budget_unit)
+        self.budget.valueChanged.connect(self._show_budget_unit)  # ("1 eval", not "1 evals")
         self.minutes = MinutesBox()
         self.minutes.setRange(0.0, 10_000.0)
         self.minutes.setSpecialValueText("no time limit")
@@ -561,6 +562,8 @@ class RunToolbar(QToolBar):
         the sizes field with: a replay's is greyed out and ignored), else evaluations."""
         sweep = bool(self.sizes.text().strip()) and self.backend.currentData() != "replay"
         self.budget.setSuffix(" evals/size" if sweep else " evals")
+        if self.budget.value() == 1:  # (a budget of one: "1 eval", as the label beside it counts)
+            self.budget.setSuffix(" eval/size" if sweep else " eval")
 
     def show_budget(self, evaluations: int) -> None:
         """``evaluations`` in the budget box, or the most it holds (a session's recorded budget may be

@@ -221,13 +221,18 @@ class WindowFiles(WindowExports):
         from workbench.core.domain.sizes import size_parameters
 
         shown, problems = self.model.shown_problem(), self.model.problems()
+        said = getattr(self, "_size_shown_said", "")
+        if said and self.statusBar().currentMessage() == said:  # (the last file's, 15 s long: not this one's)
+            self.statusBar().clearMessage()
+        self._size_shown_said = ""
         if shown is None or problem_key(session.problem) in {problem_key(p) for p in problems}:
             return
         label = size_label(shown, in_plan_order(session, size_parameters(problems)))
         last = problem_key(shown) == problem_key(problems[-1])
         which = "the size added last" if last else "the last size added that has a feasible config"
-        self.statusBar().showMessage(f"a sweep of {len(problems)} sizes: showing "
-                                     f"{label}, {which}; the size box picks another", 15000)
+        self._size_shown_said = (f"a sweep of {len(problems)} sizes: showing {label}, {which}; the size box "
+                                 "picks another")
+        self.statusBar().showMessage(self._size_shown_said, 15000)
 
     def _put_back(self, before: tuple[Any, ...], controls: dict[str, Any] | None) -> None:
         """Undo a switch that failed half-way (see :meth:`_show_loaded`)."""
