@@ -656,3 +656,20 @@ def test_a_config_the_edited_template_no_longer_takes_is_said_to_be_the_configs_
     with pytest.raises(WorkbenchError, match=rf"does not fit the template: slot {slot.name}: .*; the template changed "
                                              "since the sessions were tuned$"):
         dispatch_c(edited)
+
+
+def test_a_restriction_added_to_the_template_since_the_sweep_is_said_to_be_a_change_of_the_template(tmp_path) -> None:
+    """A restriction added to the template's file since the sweep was tuned, ruling out a config it
+    picked, was blamed on "a size the template does not take"."""
+    session = template_sweep("vector_add", "n", [4096, 16777216], n=6)
+    block = plan_dispatch([session], tolerance=0.0).configs[0]["block_size"]
+    shipped = Path(load_templates()["vector_add"].path)
+    for name in ("vector_add.py", "vector_add.cu"):
+        shutil.copy(shipped.parent / name, tmp_path / name)
+    spec = tmp_path / "vector_add.py"
+    text = spec.read_text()
+    assert "RESTRICTIONS = (\n" in text
+    spec.write_text(text.replace("RESTRICTIONS = (\n", f'RESTRICTIONS = (\n    "block_size != {block}",\n', 1))
+    edited = plan_dispatch([session], tolerance=0.0, templates=load_templates(tmp_path))
+    with pytest.raises(WorkbenchError, match=r"; the template changed since the sessions were tuned$"):
+        dispatch_c(edited)

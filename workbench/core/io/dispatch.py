@@ -691,8 +691,12 @@ def dispatch_c(plan: DispatchPlan) -> str:
         try:
             out += slot_defines(at, config)
         except WorkbenchError as exc:
-            if template is not None and not all(slot.name in config and slot.accepts(config[slot.name])
-                                                for slot in template.slots):
+            fits = template is None or all(slot.name in config and slot.accepts(config[slot.name])
+                                           for slot in template.slots)
+            tuned_on = plan.export.source_hash
+            changed = bool(template is not None and tuned_on
+                           and tuned_on not in {template.source_hash(), *template.earlier_hashes()})
+            if not fits or changed:  # (a restriction edited since, as well as a slot's values)
                 # a slot's values edited since the sessions were tuned: the config is what no longer
                 # fits, whatever the size (it was blamed on the size)
                 raise WorkbenchError(f"{', '.join(plan.sessions)}: {exc}; the template changed since the sessions "
