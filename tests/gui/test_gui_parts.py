@@ -1516,6 +1516,10 @@ def test_a_sessions_short_time_limit_is_kept_by_the_time_limit_box(window):
         assert limit is not None and abs(limit - seconds) <= 0.01, (seconds, limit)
     bar.apply({"time_limit_s": None})
     assert bar.request()["time_limit_s"] is None and bar.minutes.text() == "no time limit"
+    bar.apply({"time_limit_s": 10.0})
+    assert bar.request()["time_limit_s"] == 10.0  # (not the box's 0.1667 min, 10.002 s, written back)
+    bar.apply({"time_limit_s": 90_000.0})
+    assert bar.minutes.text() == "1500 min"  # no thousands separator, as the other boxes
 
 
 def test_a_run_ended_while_compiles_were_pending_says_it_is_done_first(window):
@@ -1526,7 +1530,7 @@ def test_a_run_ended_while_compiles_were_pending_says_it_is_done_first(window):
     bar.show_state("done (stopped), 6 evals")
     assert bar.progress_label.text().startswith("4 compiling in background")
     bar.show_compiles_ended(4)
-    assert bar.progress_label.text() == "done (stopped), 6 evals; 4 estimates not refined (Start refines them)"
+    assert bar.progress_label.text() == "done (stopped), 6 evals; 4 estimates not refined"
     bar.show_compiles(0, 6)
     bar.show_compiles_ended(0)  # (compiles done: said as they were)
     assert bar.progress_label.text() == "done (stopped), 6 evals; compiles done: 6 refined"

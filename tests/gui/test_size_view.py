@@ -269,6 +269,9 @@ def test_the_size_picker_switches_what_the_window_recommends(window, qtbot, tmp_
     window.open_session(str(other))
     assert "a sweep of" not in window.statusBar().currentMessage()
     window.open_session(str(path))
+    window.new_session()  # (nor of an empty window)
+    assert "a sweep of" not in window.statusBar().currentMessage()
+    window.open_session(str(path))
     picker.setCurrentIndex(0)
     picker.activated.emit(0)
     assert window.model.shown_problem()["n"] == 4096

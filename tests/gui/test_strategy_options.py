@@ -153,6 +153,22 @@ def test_options_edited_for_a_strategy_survive_a_run_of_another(qtbot, window) -
                           "options": {"compile": "estimate"}})
     toolbar.strategy.setCurrentText("annealing")
     assert toolbar.request()["strategy_options"] == {"cooling": 0.8}
+    # a run of that strategy started by automation without options runs its defaults, and the form
+    # shows them (it kept showing the edit, which the next Start then used)
+    toolbar.strategy.setCurrentText("random")
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "budget": 1, "strategy": "annealing",
+                          "options": {"compile": "estimate"}})
+    assert window.model.session.strategy["options"]["cooling"] == 0.9
+    assert toolbar.strategy.currentText() == "annealing" and toolbar.request()["strategy_options"] is None
+    # a Start refused keeps the edits made for the other strategies
+    toolbar.strategy.setCurrentText("tpe")
+    toolbar.strategy_options.editors["startup"][1].setValue(3)
+    toolbar.strategy.setCurrentText("random")
+    with pytest.raises(WorkbenchError):
+        window.start_run({**toolbar.request(), "kernel": "no_such_kernel"})
+    toolbar.strategy.setCurrentText("tpe")
+    assert toolbar.request()["strategy_options"] == {"startup": 3}
 
 
 def test_a_reopened_session_offers_the_options_of_its_earlier_strategies(qtbot, window, cli, tmp_path) -> None:

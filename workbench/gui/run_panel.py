@@ -96,8 +96,11 @@ class MinutesBox(QDoubleSpinBox):
         self.setDecimals(4)
 
     def textFromValue(self, value: float) -> str:  # Qt override
-        text = self.locale().toString(float(value), "f", self.decimals())
-        point = self.locale().decimalPoint()
+        locale = self.locale()
+        text = locale.toString(float(value), "f", self.decimals())
+        if not self.isGroupSeparatorShown():  # (as the other boxes: 1500, not 1,500)
+            text = text.replace(locale.groupSeparator(), "")
+        point = locale.decimalPoint()
         return text.rstrip("0").rstrip(point) if point in text else text
 
 
@@ -444,7 +447,8 @@ class RunToolbar(QToolBar):
             "strategy": self.strategy.currentText(),
             "strategy_options": self.strategy_options.changed_options(),
             "budget": self.budget.value(),
-            "time_limit_s": self.minutes.value() * 60 or None,
+            # (to a hundredth of a second: the box's 4 decimals of a minute wrote 10 s as 10.002 s)
+            "time_limit_s": round(self.minutes.value() * 60, 2) or None,
             "seed": self.seed.value(),
             "options": {"compile": self.resources.currentData()} if kind == "sim" else {},
             "kernel_dirs": [self.kernel_folders[name]] if (name := self.kernel.currentText()) in self.kernel_folders else [],
@@ -506,7 +510,9 @@ class RunToolbar(QToolBar):
                 problems.append(f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
                 strategy = DEFAULT_STRATEGY
             self.strategy.setCurrentText(strategy)
-            self.strategy_options.set_strategy(strategy, reset=not keep_edits)
+            # (with keep_edits: the strategy that runs shows the options it runs with, the others
+            # keep what was edited for them)
+            self.strategy_options.set_strategy(strategy, reset=not keep_edits, fresh=keep_edits)
             if known and run.get("strategy_options"):  # checked by the strategy; bad ones reported once all else is filled
                 problems += self.strategy_options.set_values(run["strategy_options"])
             if run.get("earlier_strategy_options"):
@@ -589,8 +595,7 @@ class RunToolbar(QToolBar):
         if not self._compiles_pending:
             return
         self._compiles_pending = False
-        self.compile_text = (f"{counted(unrefined, 'estimate')} not refined (Start refines them)"
-                             if unrefined else "")
+        self.compile_text = f"{counted(unrefined, 'estimate')} not refined" if unrefined else ""
         self.show_state(self._run_text, self._is_progress)
 
     def show_compiles(self, pending: int, refined: int) -> None:

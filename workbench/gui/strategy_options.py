@@ -114,14 +114,22 @@ class StrategyOptionsForm(QWidget):
         #: Edited options of the strategies not shown, by name: picking one again shows them.
         self.kept: dict[str, dict[str, Any]] = {}
 
-    def set_strategy(self, name: str, reset: bool = False) -> None:
+    def set_strategy(self, name: str, reset: bool = False, fresh: bool = False) -> None:
         """Show ``name``'s options: as last edited in this form (or remembered with :meth:`remember`),
         else at their defaults. When it is already shown, only ``reset`` rebuilds it, at the defaults
-        and forgetting every strategy's kept options (another session's settings are coming)."""
-        if name == self.strategy and not reset:
+        and forgetting every strategy's kept options (another session's settings are coming), or
+        ``fresh``: at the defaults, the other strategies' kept options kept (a run of ``name``
+        starts, with the options it names)."""
+        if name == self.strategy and not reset and not fresh:
             return
         if reset:
             self.kept = {}
+        elif fresh:
+            self.kept.pop(name, None)
+            if self.strategy and self.strategy != name:
+                edited = self._edited()
+                if edited:
+                    self.kept[self.strategy] = edited
         elif self.strategy:
             edited = self._edited()
             if edited:

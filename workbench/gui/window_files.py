@@ -89,6 +89,7 @@ class WindowFiles(WindowExports):
         self._shown_request = None
         self._update_next_start()
         self.model.set_session(None)
+        self._clear_size_shown()
         self._on_kernel_changed(self.toolbar.kernel.currentText())
 
     def open_session(self, path: str | os.PathLike[str]) -> None:
@@ -211,6 +212,13 @@ class WindowFiles(WindowExports):
             self._put_back(before, controls)
             raise error from exc
 
+    def _clear_size_shown(self) -> None:
+        """Take back the sweep's "showing n=..." line, said for 15 s of the last session shown."""
+        said = getattr(self, "_size_shown_said", "")
+        if said and self.statusBar().currentMessage() == said:
+            self.statusBar().clearMessage()
+        self._size_shown_said = ""
+
     def _say_size_shown(self, session: Session) -> None:
         """A sweep none of whose sizes is its own problem opens on the last size it added that has a
         feasible config (else the last), where
@@ -221,10 +229,7 @@ class WindowFiles(WindowExports):
         from workbench.core.domain.sizes import size_parameters
 
         shown, problems = self.model.shown_problem(), self.model.problems()
-        said = getattr(self, "_size_shown_said", "")
-        if said and self.statusBar().currentMessage() == said:  # (the last file's, 15 s long: not this one's)
-            self.statusBar().clearMessage()
-        self._size_shown_said = ""
+        self._clear_size_shown()
         if shown is None or problem_key(session.problem) in {problem_key(p) for p in problems}:
             return
         label = size_label(shown, in_plan_order(session, size_parameters(problems)))

@@ -152,7 +152,7 @@ class WindowRuns(WindowFiles):
         except BaseException:
             if shown is not None:  # a refused run leaves the controls as they were, not showing it
                 try:
-                    self.toolbar.apply(shown)
+                    self.toolbar.apply(shown, keep_edits=True)  # (the other strategies' edits too)
                 except WorkbenchError:
                     pass
             raise
