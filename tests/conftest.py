@@ -140,6 +140,30 @@ def inline_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(controller, "plan_execution", plan_inline)
 
 
+@pytest.fixture
+def journal_refuses_after(monkeypatch: pytest.MonkeyPatch) -> Callable[[int, str], list[int]]:
+    """``install(n, message)``: the run journal takes the first ``n`` trials' lines, then refuses
+    every further one with ``message``, as a full disk does; returns the indexes written."""
+    from workbench.core.errors import WorkbenchError
+    from workbench.runner import engine
+
+    append = engine._GroupSyncedJournal.append
+
+    def install(n: int, message: str) -> list[int]:
+        written: list[int] = []
+
+        def full(self: Any, trial: Any) -> None:
+            if len(written) == n:
+                raise WorkbenchError(message)
+            written.append(trial.index)
+            append(self, trial)
+
+        monkeypatch.setattr(engine._GroupSyncedJournal, "append", full)
+        return written
+
+    return install
+
+
 @dataclass(frozen=True)
 class CliResult:
     """What a command left: its exit status and what it printed (the names of ``subprocess.run``'s result)."""

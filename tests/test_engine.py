@@ -665,23 +665,13 @@ def test_every_end_of_a_run_has_its_words():
     assert set(END_WORDS) == set(get_args(EndReason))
 
 
-def test_a_run_whose_journal_fills_the_disk_counts_every_trial_it_measured_alike(tmp_path, monkeypatch, capsys) -> None:
+def test_a_run_whose_journal_fills_the_disk_counts_every_trial_it_measured_alike(tmp_path, journal_refuses_after,
+                                                                                 capsys) -> None:
     """The trial whose journal line the disk refused was in the session but not counted: the run's
     end said "after 2 evaluations" and the summary "3 trials measured by this run"."""
     from workbench.cli import main
-    from workbench.core.errors import WorkbenchError
-    from workbench.runner import engine as engine_module
 
-    append = engine_module._GroupSyncedJournal.append
-    written: list[int] = []
-
-    def disk_full(self, trial):
-        if len(written) == 2:
-            raise WorkbenchError("d.json.journal: cannot append to journal (No space left on device)")
-        written.append(trial.index)
-        append(self, trial)
-
-    monkeypatch.setattr(engine_module._GroupSyncedJournal, "append", disk_full)
+    journal_refuses_after(2, "d.json.journal: cannot append to journal (No space left on device)")
     out = tmp_path / "d.json"
     main(["tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "8", "--executor",
           "inline", "--out", str(out)])

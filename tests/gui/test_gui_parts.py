@@ -308,7 +308,7 @@ def test_an_automated_window_whose_slot_fails_ends_with_exit_1(tmp_path, monkeyp
     assert len(load_session(tmp_path / "demo.json").trials) == 2  # what it measured is still saved
 
 def test_an_automated_run_without_session_that_fails_midway_keeps_its_trials_for_the_next_start(
-        tmp_path, monkeypatch, capsys):
+        tmp_path, monkeypatch, capsys, journal_refuses_after):
     """``gui --run K --quit-when-done`` without SESSION lets its run's trials go at the exit (a
     demonstration keeps nothing). A run that failed after measuring (a full disk) lost them with
     them, and its error line did not say so: they stay in the autosave, which the next start offers."""
@@ -319,15 +319,7 @@ def test_an_automated_run_without_session_that_fails_midway_keeps_its_trials_for
 
     monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
     append = engine._GroupSyncedJournal.append
-    written: list[int] = []
-
-    def fills_the_disk(self, trial):
-        if len(written) == 2:
-            raise WorkbenchError("cannot write the journal: No space left on device")
-        written.append(trial.index)
-        append(self, trial)
-
-    monkeypatch.setattr(engine._GroupSyncedJournal, "append", fills_the_disk)
+    journal_refuses_after(2, "cannot write the journal: No space left on device")
     run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 6, "options": {"compile": "estimate"}}
     assert main(None, dict(run), None, True) == 1
     err = capsys.readouterr().err
