@@ -11,6 +11,7 @@ import numpy as np
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from workbench.core.domain.metrics import RECORDED_RATES, rates_time_apart
 from workbench.core.domain.records import provenance
 from workbench.core.model.quality import EMULATION, FLOAT32_DIGITS, ROUNDED_REFERENCE
 from workbench.gui.model import SessionModel
@@ -230,13 +231,10 @@ def _metric_note(name: str, value: float, quality_source: object = None) -> str:
 
 
 def _recorded_rate_note(name: str, metrics: Mapping[str, float]) -> str:
-    """Beside a recording's GFLOP/s or GB/s: they are Kernel Tuner's, at its own time (by default the
-    mean of its repetitions), not at the median shown as the latency, said where the two are more
-    than 1% apart (18% on one of point-in-polygon's configs), as the exports say."""
-    kt_time, latency = metrics.get("kt_time_ms"), metrics.get("latency_ms")
-    if name not in ("gflops", "throughput_gbs") or not isinstance(kt_time, (int, float)) \
-            or not isinstance(latency, (int, float)) or not (math.isfinite(kt_time) and latency > 0) \
-            or abs(kt_time / latency - 1.0) <= 0.01:
+    """Beside a recording's GFLOP/s or GB/s computed at Kernel Tuner's time apart from the median
+    shown as the latency (:func:`rates_time_apart`), as the exports say it."""
+    kt_time = rates_time_apart(metrics) if name in RECORDED_RATES else None
+    if kt_time is None:
         return ""
     return f" <span style='color:#555'>(as recorded, at Kernel Tuner's time {fmt(kt_time)} ms)</span>"
 

@@ -11,6 +11,7 @@ states one (``--maximize`` / ``--minimize``, the GUI's direction toggle) or it c
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -78,6 +79,21 @@ def metric_description(name: str) -> str:
     """What metric ``name`` holds, in a few words; empty for one the workbench does not know."""
     info = METRICS.get(name)
     return info.description if info is not None else DESCRIPTIVE.get(name, "")
+
+
+#: A recording's rates, which Kernel Tuner computed at its own time (see :func:`rates_time_apart`).
+RECORDED_RATES = ("gflops", "throughput_gbs")
+
+
+def rates_time_apart(metrics: Mapping[str, float]) -> float | None:
+    """Kernel Tuner's time (``kt_time_ms``) when a recorded trial's rates (GFLOP/s, GB/s) were
+    computed at it more than 1% from the median shown as its latency, else None: a rate beside
+    the median read as its work done in that time (18% apart on one point-in-polygon config)."""
+    kt_time, latency = metrics.get("kt_time_ms"), metrics.get("latency_ms")
+    if (not any(name in metrics for name in RECORDED_RATES) or not isinstance(kt_time, (int, float))
+            or not isinstance(latency, (int, float)) or not math.isfinite(kt_time) or not latency > 0):
+        return None
+    return float(kt_time) if abs(kt_time / latency - 1.0) > 0.01 else None
 
 
 #: Metrics of the registry that are shares of a whole, 1 at most (a bound asking for more can never hold).

@@ -41,6 +41,7 @@ from workbench.core.domain.macros import reserved_macro
 from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, Provenance, is_arch_name, least_measured,
                                            provenance, provenance_tag)
 from workbench.core.domain.measurement import LATENCY, Trial
+from workbench.core.domain.metrics import RECORDED_RATES, rates_time_apart
 from workbench.core.domain.sizes import problems_of, shared_size_hint, size_parameters, typed_like
 from workbench.core.domain.figures import fmt
 from workbench.core.domain.objective import Constraints, Weights, fastest_left_out, fastest_line, objective_text, rank
@@ -595,13 +596,9 @@ def _metrics_text(trial: Trial, decided: Sequence[str] = ()) -> str:
         if value is not None and isinstance(value, (int, float)) and math.isfinite(value):
             parts.append(f"{name}={fmt(value)}" + (" (estimated)" if estimated and name in _RESOURCE_METRICS else ""))
     text = ", ".join(parts) or "none reported"
-    kt_time, latency = metrics.get("kt_time_ms"), metrics.get("latency_ms")
-    recorded_rates = [name for name in ("gflops", "throughput_gbs") if name in metrics]
-    if (recorded_rates and isinstance(kt_time, (int, float)) and isinstance(latency, (int, float))
-            and math.isfinite(kt_time) and latency > 0 and abs(kt_time / latency - 1.0) > 0.01):
-        # a recording's rates are Kernel Tuner's, at its time (the mean of the repetitions), beside
-        # the median shown as latency_ms: 4370 GFLOP/s beside 1.462 ms read as 7.5 GFLOP done in
-        # 1.728 ms, 18% apart, with nothing to say why
+    kt_time = rates_time_apart(metrics)
+    if kt_time is not None:  # (4370 GFLOP/s beside 1.462 ms read as 7.5 GFLOP done in 1.728 ms)
+        recorded_rates = [name for name in RECORDED_RATES if name in metrics]
         text += (f"; {', '.join(recorded_rates)} as recorded, at Kernel Tuner's time kt_time_ms={fmt(kt_time)} "
                  "(latency_ms is the median of its repetitions)")
     note = estimate_note(trial)
