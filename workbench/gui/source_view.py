@@ -114,7 +114,7 @@ def code_changed(session: Session, template: Any) -> bool:
     backend = session.backend if isinstance(session.backend, dict) else {}
     if backend.get("kind") not in ("sim", "cuda") or not session.source_hash or not _same_home(session, template):
         return False
-    return session.source_hash not in {template.source_hash(), *template.earlier_hashes()}
+    return not template.is_code_of(session.source_hash)
 
 
 def _same_home(session: Session, template: Any) -> bool:

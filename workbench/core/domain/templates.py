@@ -450,6 +450,11 @@ class KernelTemplate:
             out.append((relative.as_posix(), hashlib.sha256(source_code_identity(text).encode()).hexdigest()))
         return out
 
+    def is_code_of(self, source_hash: str) -> bool:
+        """Whether ``source_hash`` (a session's) names this template's code: its hash now, or an
+        earlier hash of the same code (:meth:`earlier_hashes`)."""
+        return source_hash in {self.source_hash(), *self.earlier_hashes()}
+
     def earlier_hashes(self) -> frozenset[str]:
         """Source hashes earlier versions of a shipped template had while they described the same
         template (the same code under another import path, another docstring or another hash
@@ -651,7 +656,7 @@ def stands_in_for_another(template: KernelTemplate, source_hash: str, unloaded: 
     own = folder_holding(template.name, unloaded)
     if own is not None:
         return f"its template comes from {own}"
-    if source_hash and source_hash not in {template.source_hash(), *template.earlier_hashes()}:
+    if source_hash and not template.is_code_of(source_hash):
         return f"its template came from {unloaded[0]}"
     return None
 

@@ -305,8 +305,7 @@ def plan_dispatch(
     notes = [f"{why}; left out of the cover: the range it falls in serves it, and no config measured there "
              "meets the objective" for _size, why in left_out]
     if template is not None:  # as the header notes it: a dispatch of an older template's figures
-        current = {template.source_hash(), *template.earlier_hashes()}
-        stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash not in current]
+        stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and not template.is_code_of(s.source_hash)]
         if stale:
             notes.append(f"the template changed since {', '.join(stale)} was tuned "
                          f"(source hash {template.source_hash()} now); re-tune to be sure the configs still win")
@@ -694,8 +693,7 @@ def dispatch_c(plan: DispatchPlan) -> str:
             fits = template is None or all(slot.name in config and slot.accepts(config[slot.name])
                                            for slot in template.slots)
             tuned_on = plan.export.source_hash
-            changed = bool(template is not None and tuned_on
-                           and tuned_on not in {template.source_hash(), *template.earlier_hashes()})
+            changed = bool(template is not None and tuned_on and not template.is_code_of(tuned_on))
             if not fits or changed:  # (a restriction edited since, as well as a slot's values)
                 # a slot's values edited since the sessions were tuned: the config is what no longer
                 # fits, whatever the size (it was blamed on the size)

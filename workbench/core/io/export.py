@@ -230,8 +230,7 @@ def plan_export(
     notes: list[str] = []
     changed = ""
     if template is not None:
-        current = {template.source_hash(), *template.earlier_hashes()}
-        stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and s.source_hash not in current]
+        stale = [lab for s, lab in zip(sessions, labels) if s.kind == "template" and not template.is_code_of(s.source_hash)]
         if stale:
             where = f" ({template.path})" if template.path else ""
             changed = (f"the template{where} changed since {', '.join(stale)} was tuned "
@@ -505,8 +504,8 @@ def _check_configs_fit(plan: ExportPlan) -> None:
         try:
             space.config(choice.trial.config)
         except SpaceError as exc:
-            edited = ("; the template changed since the session was tuned" if plan.source_hash and plan.source_hash
-                      not in {plan.template.source_hash(), *plan.template.earlier_hashes()} else "")
+            edited = ("; the template changed since the session was tuned"
+                      if plan.source_hash and not plan.template.is_code_of(plan.source_hash) else "")
             raise WorkbenchError(f"config {choice.trial.config.id} does not fit the template: {exc}{edited}") from None
 
 
