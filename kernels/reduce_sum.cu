@@ -77,8 +77,10 @@ reduce_sum(const float* __restrict__ x, float* __restrict__ out, float* __restri
             if (i < N_VEC) acc[u] += vsum(xv[i]);
         }
     }
+#if PROBLEM_N % VECTOR_WIDTH != 0  // without a tail, "threadIdx.x < 0" is nvcc warning #186
     const int tail = PROBLEM_N - N_VEC * VECTOR_WIDTH;
     if (blockIdx.x == 0 && threadIdx.x < tail) acc[0] += x[(long long)N_VEC * VECTOR_WIDTH + threadIdx.x];
+#endif
     float sum = acc[0];
 #pragma unroll
     for (int u = 1; u < UNROLL; ++u) sum += acc[u];

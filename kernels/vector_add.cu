@@ -60,9 +60,11 @@ vector_add(const float* __restrict__ x, const float* __restrict__ y, float* __re
     }
 
     // The PROBLEM_N % VECTOR_WIDTH trailing elements, one per thread of the first block.
+#if PROBLEM_N % VECTOR_WIDTH != 0  // without a tail, "threadIdx.x < 0" is nvcc warning #186
     const int tail = PROBLEM_N - N_VEC * VECTOR_WIDTH;
     if (blockIdx.x == 0 && threadIdx.x < tail) {
         const long long i = (long long)N_VEC * VECTOR_WIDTH + threadIdx.x;
         z[i] = axpy(alpha, x[i], y[i]);
     }
+#endif
 }
