@@ -615,3 +615,23 @@ def test_a_kernel_that_includes_the_cuda_half_precision_header_compiles_offline(
     plain = 'extern "C" __global__ void k(float* x) { x[0] = 1.0f; }\n'
     assert with_toolkit_headers(plain, ["-O3"]) == ["-O3"]
     assert with_toolkit_headers(source, ["-O3"]) == ("-O3", f"--include-path={folder}")
+
+
+def test_check_kernels_lists_the_compilers_warnings_once_each_with_their_line() -> None:
+    """A template that compiled with warnings was "ok" with nothing else said, while the editor
+    showed them: a pointless comparison, an unused variable, often a real slip."""
+    t = load_templates()["vector_add"]
+    lines = len(t.source.rstrip().splitlines())
+    slip = dataclasses.replace(t, source=t.source.rstrip() + "\n__device__ int never_negative(unsigned u) { return u < 0; }\n")
+    (r,) = check_kernels([slip], sample=2)
+    assert r.ok  # a warning fails nothing
+    assert r.warnings == (f"line {lines + 1}: warning: pointless comparison of unsigned integer with zero",)
+    assert r.to_dict()["warnings"] == list(r.warnings)
+    assert f"vector_add: line {lines + 1}: warning: pointless comparison" in format_check_table([r])
+
+
+def test_the_shipped_templates_compile_without_warnings() -> None:
+    """An exported kernel is built with the user's nvcc, which repeats every warning NVRTC gives
+    (three templates compared threadIdx.x with a tail of 0 elements: nvcc's #186)."""
+    results = check_kernels(load_templates(), sample=0)
+    assert {r.kernel: r.warnings for r in results if r.warnings} == {}

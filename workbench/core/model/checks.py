@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 import numpy as np
 
 from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads, over_launch_bounds
-from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, launch_problem, small_problem_values
+from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, launch_problem, parse_compiler_log, small_problem_values
 from workbench.core.errors import WorkbenchError, did_you_mean
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate, non_finite_reference
@@ -45,6 +45,10 @@ class CheckResult:
     configs: tuple[str, ...] = field(default=(), repr=False)  # ids checked, default first
     #: The slot values of each failed config, as a failure line shows them (its id alone told nothing).
     failed_values: Mapping[str, Mapping[str, Any]] = field(default_factory=dict, repr=False)
+    #: The compiler's warnings over the checked configs, each once ("line 64: warning: ..."): a
+    #: template that compiles with warnings is not broken, but a warning often names a real slip
+    #: (an unused variable, a pointless comparison), and an exported kernel repeats it in a build.
+    warnings: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -57,7 +61,7 @@ class CheckResult:
                                                     if config_id in self.failed_values else {}), "error": error}
                            for config_id, error in self.failures]
         out.pop("failed_values")
-        for name in ("registers", "smem_bytes", "spill_bytes", "stack_bytes", "configs"):
+        for name in ("registers", "smem_bytes", "spill_bytes", "stack_bytes", "configs", "warnings"):
             out[name] = None if out[name] is None else list(out[name])
         out["ok"] = self.ok
         return out
@@ -206,6 +210,11 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
     def span(values: list[int]) -> tuple[int, int] | None:
         return (min(values), max(values)) if values else None
 
+    last_line = len(template.source.rstrip().splitlines())
+    warnings = [str(found) for result in results
+                for found in parse_compiler_log(result.log, f"{template.name}.cu", last_line=last_line)
+                if found.severity == "warning"]
+
     return CheckResult(
         kernel=template.name,
         valid_configs=count,
@@ -219,6 +228,7 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         seconds=time.perf_counter() - started,
         configs=tuple(c.id for c in configs),
         failed_values=failed_values,
+        warnings=tuple(dict.fromkeys(warnings)),
     )
 
 
@@ -314,6 +324,7 @@ def format_check_table(results: Iterable[CheckResult]) -> str:
         for config_id, error in r.failures:
             values = ", ".join(f"{name}={value}" for name, value in r.failed_values.get(config_id, {}).items())
             lines.append(f"{r.kernel} config {config_id}{f' ({values})' if values else ''}: {error}")
+        lines += [f"{r.kernel}: {warning}" for warning in r.warnings]
     return "\n".join(lines)
 
 
