@@ -375,6 +375,34 @@ def _category_plot(qtbot, labels: list[str], width: int, title: str = ""):
     return axis, plot
 
 
+def test_the_last_value_of_a_gridded_chart_keeps_its_label_inside_the_widget(qtbot) -> None:
+    """A narrow Explore chart (presentation mode at 1280x720) drew no label under its last column of
+    points (block size 1024): with the grid on, pyqtgraph ignored the overhang the fitting had let
+    the label take, and at the plot's right end the widget's edge left no room for it anyway."""
+    import math
+
+    import pyqtgraph as pg
+
+    from workbench.gui.plot_axes import ReadableAxis, keep_room_right_of_the_axis
+
+    axis = ReadableAxis("bottom")
+    plot = pg.PlotWidget(axisItems={"bottom": axis})
+    qtbot.addWidget(plot)
+    plot.showGrid(x=True, y=True, alpha=0.25)
+    keep_room_right_of_the_axis(plot.getPlotItem())
+    plot.resize(300, 200)
+    plot.show()
+    values = [64, 128, 256, 512, 1024]
+    axis.set_categories([math.log10(v) for v in values], [str(v) for v in values], values_only=True)
+    plot.setXRange(math.log10(64) - 0.1, math.log10(1024) + 0.02, padding=0)  # the last column at the end
+    qtbot.wait(50)
+    plot.repaint()
+    labels = dict((text, rect) for rect, text in drawn_labels(axis))
+    assert list(labels) == [str(v) for v in values]
+    right = axis.mapRectToScene(labels["1024"]).right()
+    assert right <= plot.viewport().width(), (right, plot.viewport().width())  # whole, not cut by the edge
+
+
 def test_a_cut_category_axis_shows_every_name_in_its_tool_tip(qtbot) -> None:
     from PySide6.QtCore import QEvent
     from PySide6.QtGui import QHelpEvent

@@ -30,7 +30,7 @@ from workbench.gui.comparison import best_so_far_steps
 from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
-from workbench.gui.plot_axes import ReadableAxis, left_title, set_left_title
+from workbench.gui.plot_axes import ReadableAxis, keep_room_right_of_the_axis, left_title, set_left_title
 from workbench.gui.text import describe_trial, metric_label, remeasure_way
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
@@ -91,6 +91,7 @@ class ChartBase(QWidget):
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         for axis in ("bottom", "left"):  # major and first minor level only: the finest grid costs ~4 ms a paint
             self.plot.getAxis(axis).setStyle(maxTickLevel=1)
+        keep_room_right_of_the_axis(self.plot.getPlotItem())
         # One header per chart: the title and the chart's own controls (``self.header.add_group``),
         # on one line when the chart is wide enough and flowing onto more when it is not, so that a
         # header's width never squeezes the chart beside it (see ``chart_header.py``).

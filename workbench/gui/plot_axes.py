@@ -136,6 +136,16 @@ class CategoryAxis(_MeasuredAxis):
         value = self.style.get("hideOverlappingLabels")
         return float(value) if not isinstance(value, bool) and isinstance(value, (int, float)) else 0.0
 
+    def boundingRect(self) -> Any:  # pyqtgraph override
+        """pyqtgraph widens a horizontal axis's rectangle by the overhang only without a grid; with
+        one (every chart's) it gave the grid's rectangle alone, and then left out every label
+        reaching past an end, which the fitting had kept."""
+        rect = super().boundingRect()
+        reach = self.overhang()
+        if self.vertical() or not reach:
+            return rect
+        return rect | self.mapRectFromParent(self.geometry()).adjusted(-reach, 0, reach, 0)
+
     def set_categories(self, positions: Sequence[float], labels: Sequence[str]) -> None:
         self.categories = [(float(p), str(t)) for p, t in zip(positions, labels)]
         self.shown = {}
@@ -297,8 +307,21 @@ def set_plot_font(plot_item: Any, font: QFont) -> None:
         axis.label.setFont(font)
         axis.picture = None
         axis.update()
+    keep_room_right_of_the_axis(plot_item)
     _fit_left_title(plot_item)
     _fit_title(plot_item, "bottom")
+
+
+def keep_room_right_of_the_axis(plot_item: Any) -> None:
+    """Room to the right of the plot for the overhang its bottom axis lets a label take (see
+    :meth:`CategoryAxis.overhang`). Under the left end the left axis's corner gives that room; at
+    the right end the plot met the widget's edge, so the last value's label (a slot's 1024) was
+    left out where the chart is narrow, a column of points with no value under it."""
+    axis = plot_item.getAxis("bottom")
+    if not isinstance(axis, CategoryAxis) or plot_item.getAxis("right").isVisible():
+        return
+    left, top, _right, bottom = plot_item.layout.getContentsMargins()
+    plot_item.layout.setContentsMargins(left, top, max(1.0, axis.overhang()), bottom)
 
 
 def set_left_title(plot_item: Any, title: str) -> None:
