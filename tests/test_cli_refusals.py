@@ -683,6 +683,20 @@ def test_check_kernels_refuses_a_table_time_limit_without_a_table_to_write(cli) 
     assert line == "error: --table-time-limit bounds --write-table; give that too, or drop it"
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+@pytest.mark.parametrize("args", [["--help"], ["tune", "--help"], ["kernels"]])
+def test_standard_output_on_a_full_disk_is_named_and_fails_the_command(args) -> None:
+    """`kernels > /dev/full` said "[Errno 28] No space left on device", naming no file, and the help
+    texts exited 0 with their text lost: argparse drops a write error of its own."""
+    import subprocess
+    import sys
+
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, str(ROOT / "main.py"), *args], stdout=full, stderr=subprocess.PIPE,
+                              text=True, timeout=60, env={**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"})
+    assert (done.returncode, done.stderr.strip()) == (1, "error: standard output: cannot write (No space left on device)")
+
+
 @pytest.mark.parametrize(("errno_name", "status"), [("ENOSPC", 1), ("EIO", 1), ("EACCES", 2)])
 def test_a_write_the_machine_refuses_exits_1_and_a_path_a_person_gave_2(tmp_path, monkeypatch, capsys,
                                                                         errno_name, status) -> None:

@@ -46,14 +46,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     closed_streams_to_devnull()
     started = command_name()  # usage lines say main.py, as --help always has
     parser = build_parser("main.py" if started == "python main.py" else started)
-    args, extra = parser.parse_known_args(argv)
+    stdout = sys.stdout
+    try:  # --help and --version print through it too: argparse drops a write error of its own
+        sys.stdout = StdoutForScripts(stdout)
+        try:
+            args, extra = parser.parse_known_args(argv)
+        except SystemExit as exc:
+            if exc.code in (0, None):  # their text is the output, and must have gone out
+                sys.stdout.flush()
+            raise
+    except WriteFailed as failed:
+        print(f"error: {failed}", file=sys.stderr)
+        return EXIT_RUN_FAILED
+    finally:
+        sys.stdout = stdout
     if extra:  # said by the subcommand's parser, so that its hint names that command's --help
         commands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
         owner = commands.choices.get(args.command, parser) if args.command else parser
         owner.error(f"unrecognized arguments: {' '.join(extra)}")
     stop_signals = StopSignals()
     stop_signals.install()
-    stdout = sys.stdout
     sys.stdout = StdoutForScripts(stdout)  # a TextIO in all it is asked
     try:
         if args.command is None:

@@ -12,6 +12,7 @@ import sys
 import threading
 from typing import Any, Iterator
 
+from workbench.core.errors import WriteFailed
 from workbench.core.fs import silence_hung_up_output
 from workbench.core.stop_signals import STOP_SIGNALS
 
@@ -59,6 +60,8 @@ class StdoutForScripts:
         except BrokenPipeError:
             silence(self._stream)
             return len(text)
+        except OSError as exc:
+            raise self._refused(exc) from None
 
     def flush(self) -> None:
         try:
@@ -66,6 +69,18 @@ class StdoutForScripts:
         except BrokenPipeError:
             silence(self._stream)
             self._stream.flush()  # what was left in its buffer goes to /dev/null now
+        except OSError as exc:
+            raise self._refused(exc) from None
+
+    def _refused(self, exc: OSError) -> WriteFailed:
+        """A write the machine refused (stdout sent to a full disk, ``> /dev/full``): the command's
+        failure, named as standard output's. It was "[Errno 28] No space left on device", which
+        named no file; what is still buffered goes to /dev/null, so the interpreter's last flush
+        does not fail again."""
+        silence(self._stream)
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+        return WriteFailed(f"standard output: cannot write ({exc.strerror or exc})")
 
     def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding...: the stream's own
         return getattr(self._stream, name)
