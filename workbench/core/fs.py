@@ -18,7 +18,7 @@ import unicodedata
 from pathlib import Path
 from typing import IO, Callable, Literal
 
-from workbench.core.errors import UnreadableFile
+from workbench.core.errors import UnreadableFile, WorkbenchError, WriteFailed
 
 #: Largest session or cache file read (and largest decompressed cache): far above any real one
 #: (100,000 trials take about 30 MB), far below what would exhaust memory when parsed.
@@ -202,15 +202,27 @@ def read_only(path: str | os.PathLike[str]) -> bool:
     return not os.access(path, os.W_OK)
 
 
+def read_only_refusal(path: str | os.PathLike[str], instead: str | None) -> WorkbenchError:
+    """The refusal to write the read-only file at ``path``: input to fix (exit 2) where the person
+    made the file read-only, a write the machine refuses (:class:`WriteFailed`, exit 1) where its
+    file system is mounted read-only, as every later write there is."""
+    text = f"{path} {read_only_text(path, instead)}"
+    return WriteFailed(text) if _on_read_only_mount(path) else WorkbenchError(text)
+
+
+def _on_read_only_mount(path: str | os.PathLike[str]) -> bool:
+    try:
+        return bool(os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 1))
+    except (OSError, AttributeError):  # (no statvfs on some systems: the file's own mode is what is known)
+        return False
+
+
 def read_only_text(path: str | os.PathLike[str], instead: str | None) -> str:
     """What to say of the read-only file at ``path`` (see :func:`read_only`), with what to do
     ``instead`` of making it writable: on a read-only file system no change of the file's mode
     helps, and "make it writable" sent people to chmod."""
-    try:
-        if os.statvfs(path).f_flag & getattr(os, "ST_RDONLY", 1):
-            return "is on a read-only file system" + (f"; {instead}" if instead else "")
-    except (OSError, AttributeError):  # (no statvfs on some systems: the file's own mode is what is known)
-        pass
+    if _on_read_only_mount(path):
+        return "is on a read-only file system" + (f"; {instead}" if instead else "")
     return "is read-only; make it writable" + (f" or {instead}" if instead else "")
 
 

@@ -57,7 +57,7 @@ except ImportError:  # pragma: no cover - the json module does the same work, sl
 
 from workbench.core.errors import DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError, quoted, write_error
 from workbench.core.domain.assignments import parse_assignment_list, parse_value
-from workbench.core.fs import MAX_FILE_BYTES, atomic_write, open_regular, read_capped, read_only, read_only_text, resolved
+from workbench.core.fs import MAX_FILE_BYTES, atomic_write, open_regular, read_capped, read_only, read_only_refusal, resolved
 from workbench.core.domain.measurement import NON_NEGATIVE_METRICS, Measurement, Status, Trial
 from workbench.core.domain.metrics import metric_name
 from workbench.core.domain.objective import Constraints, Ranking, Weights, rank
@@ -1147,7 +1147,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     except (TypeError, ValueError) as exc:
         raise WorkbenchError(f"{p}: cannot save session: {exc}") from None
     if read_only(p):  # the rename below would replace it regardless of its mode
-        raise WorkbenchError(f"{p} {read_only_text(p, 'save to another file')}")
+        raise read_only_refusal(p, "save to another file")
     try:
         with _no_gc():
             atomic_write(p, lambda f: _write_document(f, session, trials, head))

@@ -17,7 +17,7 @@ from typing import Callable, Iterable
 
 from workbench.core.domain.session import JOURNAL_SUFFIX, has_journal, journal_path, session_path_of
 from workbench.core.errors import WorkbenchError, write_error
-from workbench.core.fs import read_only, read_only_text, resolved
+from workbench.core.fs import read_only, read_only_refusal, resolved
 from workbench.core.io.session_lock import LOCK_SUFFIX, locked_by_other
 
 BACKUP_SUFFIX = ".bak"
@@ -172,7 +172,7 @@ def check_writable(path: Path, instead: str | None = "continue into another file
     read-only (see :func:`workbench.core.fs.read_only`): runs check it before they start, so they
     never measure for a session they cannot save, nor replace the file by renaming over it."""
     if read_only(path):
-        raise WorkbenchError(f"{path} {read_only_text(path, instead)}")
+        raise read_only_refusal(path, instead)
 
 
 #: What names one file however it is reached (see :func:`file_key`).
