@@ -49,6 +49,30 @@ def test_screenshot_over_the_session_it_opens_is_refused_before_the_window(cli, 
     assert session.read_bytes() == before and no_window == [] and not (tmp_path / "mine.json.bak").exists()
 
 
+def test_a_backup_that_cannot_be_written_whole_leaves_nothing(tmp_path, monkeypatch) -> None:
+    """A full disk during --force's copy left a cut-off FILE.bak, with the original's time, that
+    looked like the backup; the next --force then kept its backup as FILE.2.bak."""
+    import errno
+    import shutil as shutil_module
+
+    from workbench.core.errors import WriteFailed
+    from workbench.core.io.output_files import backup_path, keep_backup
+
+    target = tmp_path / "e.csv"
+    target.write_text("x" * 100_000)
+
+    def full_after_some(source, copy, *args, **kwargs):
+        copy.write(source.read(5_000))
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(shutil_module, "copyfileobj", full_after_some)
+    with pytest.raises(WriteFailed, match=r"cannot keep a backup as e\.csv\.bak \(No space left on device\)"):
+        keep_backup(target)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv"] and backup_path(target).name == "e.csv.bak"
+    monkeypatch.undo()
+    assert keep_backup(target).read_text() == "x" * 100_000
+
+
 def test_force_never_writes_over_an_existing_backup(cli, tmp_path) -> None:
     """``--force`` copied the replaced file to FILE.bak over whatever was there: a second --force
     lost the first backup, and a file of the person's own named so was silently overwritten."""

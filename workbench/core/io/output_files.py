@@ -9,6 +9,7 @@ replace an earlier export, ``import-kt`` an earlier session; ``tune`` decides wi
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import stat
@@ -234,10 +235,24 @@ def prepare_output(
 
 
 def keep_backup(path: Path, flag: str = "--out") -> Path:
-    """Copy ``path`` to its :func:`backup_path` (a name no file has: nothing is written over)."""
+    """Copy ``path`` to its :func:`backup_path` (a name no file has: nothing is written over, not
+    even a file that took the name since it was chosen). A copy that fails part way (a full disk)
+    is removed: a cut-off ``FILE.bak`` with the original's time looked like the backup it is not,
+    and the next save's backup went to ``FILE.2.bak``."""
     backup = backup_path(path)
     try:
-        shutil.copy2(path, backup)
+        with open(path, "rb") as source:
+            target = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+            try:
+                with os.fdopen(target, "wb") as copy:
+                    shutil.copyfileobj(source, copy)
+                    copy.flush()
+                    os.fsync(copy.fileno())
+                shutil.copystat(path, backup)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(backup)
+                raise
     except OSError as exc:
         raise write_error(f"{flag} {path}: cannot keep a backup as {backup.name} ({exc.strerror or exc})", exc) from None
     return backup
