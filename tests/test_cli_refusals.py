@@ -165,25 +165,38 @@ def test_a_screenshot_sealed_by_its_image_data_alone_is_ours_while_nothing_follo
     assert is_own_screenshot(tmp_path / "a.png") and not is_own_screenshot(tmp_path / "b.png")
 
 
-def test_a_failed_picture_write_leaves_the_file_there(tmp_path) -> None:
+def test_a_failed_picture_write_leaves_the_file_there_and_says_why(tmp_path, monkeypatch) -> None:
+    """A full disk left the file there, but printed libpng's own "libpng error: Write Error" line
+    and an error line that gave no cause."""
+    import errno
+
     from workbench.core.io.screenshots import is_own_screenshot
-    from workbench.gui.app import _save_picture
+    from workbench.gui import app
 
     class Failing:
-        def save(self, path: str, fmt: str) -> bool:
-            Path(path).write_bytes(b"half")  # what a write that breaks off leaves
+        def save(self, device, fmt: str) -> bool:
+            device.write(b"half")  # what an encoding that breaks off leaves
             return False
 
     class Working:
-        def save(self, path: str, fmt: str) -> bool:
-            Path(path).write_bytes(_png())
+        def save(self, device, fmt: str) -> bool:
+            device.write(_png())
             return True
 
     target = tmp_path / "shot.png"
     target.write_bytes(b"earlier")
-    assert not _save_picture(Failing(), target)
+    assert app._save_picture(Failing(), target) == "the picture could not be encoded as PNG"
     assert target.read_bytes() == b"earlier" and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
-    assert _save_picture(Working(), target)
+    real_fsync = os.fsync
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(app.os, "fsync", disk_full)
+    assert app._save_picture(Working(), target) == "No space left on device"
+    assert target.read_bytes() == b"earlier" and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
+    monkeypatch.setattr(app.os, "fsync", real_fsync)
+    assert app._save_picture(Working(), target) is None
     assert is_own_screenshot(target) and [p.name for p in tmp_path.iterdir()] == ["shot.png"]
 
 

@@ -268,7 +268,7 @@ def test_a_screenshot_the_window_saves_is_recognised_as_its_own(qtbot, tmp_path)
     pixmap = QPixmap(40, 30)
     pixmap.fill()
     target = tmp_path / "shot.png"
-    assert _save_picture(pixmap, target) and is_own_screenshot(target)
+    assert _save_picture(pixmap, target) is None and is_own_screenshot(target)
     assert pixmap.save(str(tmp_path / "plain.png"), "PNG") and not is_own_screenshot(tmp_path / "plain.png")
 
 

@@ -58,26 +58,38 @@ def _needs_offscreen() -> bool:
     return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")) and sys.platform.startswith("linux")
 
 
-def _save_picture(pixmap: Any, path: Path) -> bool:
+def _save_picture(pixmap: Any, path: Path) -> str | None:
     """Save ``pixmap`` as PNG at ``path`` through a temporary file in the same folder, then a rename:
-    a failed write (a full disk, a folder not writable) leaves whatever was at ``path`` untouched."""
+    a failed write (a full disk, a folder not writable) leaves whatever was at ``path`` untouched.
+    None when saved, else why not. The picture is encoded in memory and written here: a PNG
+    written by Qt to a full disk printed libpng's own "libpng error: Write Error" line, and the
+    refusal could not say why."""
+    from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+
+    encoded = QByteArray()
+    buffer = QBuffer(encoded)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    if not pixmap.save(buffer, "PNG"):
+        return "the picture could not be encoded as PNG"
+    buffer.close()
+    try:
+        data = seal(bytes(encoded.data()))  # the mark that lets a later --screenshot replace it (screenshots.py)
+    except ValueError as exc:  # what Qt encoded is no PNG file
+        return str(exc)
+    tmp = ""
     try:
         handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-    except OSError:
-        return False
-    os.close(handle)
-    try:
+        with os.fdopen(handle, "wb") as picture:
+            picture.write(data)
+            picture.flush()
+            os.fsync(picture.fileno())
         os.chmod(tmp, 0o666 & ~current_umask())  # the permissions a plain save would have given
-        if not pixmap.save(tmp, "PNG"):
-            return False
-        picture = Path(tmp)  # the mark that lets a later --screenshot replace it (screenshots.py)
-        picture.write_bytes(seal(picture.read_bytes()))
         os.replace(tmp, path)
-        return True
-    except (OSError, ValueError):  # ValueError: what Qt wrote is no PNG file
-        return False
+        return None
+    except OSError as exc:
+        return exc.strerror or str(exc)
     finally:
-        if os.path.exists(tmp):
+        if tmp and os.path.exists(tmp):
             os.unlink(tmp)
 
 
@@ -432,8 +444,9 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                     # below the window's minimum: said, not silently widened
                     print(f"note: KERNEL_WORKBENCH_SCREEN_SIZE={size[0]}x{size[1]} is smaller than the window can be; "
                           f"it is drawn at {window.width()}x{window.height()}", file=sys.stderr)
-                if not _save_picture(window.grab(), Path(screenshot)):
-                    print(f"error: could not write {screenshot}", file=sys.stderr)
+                why = _save_picture(window.grab(), Path(screenshot))
+                if why is not None:
+                    print(f"error: could not write {screenshot} ({why})", file=sys.stderr)
                     status["code"] = 1
         if quit_when_done:
             app.exit(status["code"])
