@@ -254,6 +254,31 @@ def test_exported_charts_carry_title_legend_and_the_simulated_label(shown, tmp_p
     assert yellow > 20  # the SIMULATED label's box, under the title
 
 
+def test_a_chart_export_onto_a_full_disk_leaves_the_file_there_and_says_why(shown, tmp_path, monkeypatch):
+    """Qt saved the picture over the file in place: a full disk left a cut-off picture where the
+    earlier one was, and the error said "could not write the image" with no cause."""
+    import errno
+    import os
+
+    from workbench.core.errors import WriteFailed
+
+    def disk_full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    for name in ("tradeoff.png", "tradeoff.svg"):
+        with monkeypatch.context() as patch:
+            patch.setattr(os, "fsync", disk_full)
+            with pytest.raises(WriteFailed, match=r"could not write the image \(No space left on device\)$"):
+                shown.export_chart("tradeoff", str(tmp_path / name))
+            assert list(tmp_path.iterdir()) == []  # no cut-off picture, no temporary file
+            earlier = tmp_path / name
+            earlier.write_bytes(b"the earlier picture")
+            with pytest.raises(WriteFailed, match=r"\(No space left on device\)$"):  # (its backup, or the picture)
+                shown.export_chart("tradeoff", str(earlier))
+        assert earlier.read_bytes() == b"the earlier picture" and [p.name for p in tmp_path.iterdir()] == [name]
+        earlier.unlink()
+
+
 def _simulated_trial_session():
     """One simulated trial with the model's stored breakdown, one measured-style trial without."""
     terms = [{"name": "memory", "value": 0.017, "unit": "ms", "explanation": "67 MB at 3886 GB/s"},

@@ -265,6 +265,12 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """:func:`atomic_write` of ``data`` as it is (a picture encoded in memory): a full disk leaves
+    what was at ``path`` as it was, where a picture saved in place was cut off over it."""
+    atomic_write(path, lambda text: text.buffer.write(data))  # type: ignore[attr-defined]
+
+
 def atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
     """Write through ``write(file)`` into a temp file beside ``path``, fsync, then rename over it.
 

@@ -23,7 +23,7 @@ from typing import Any, Callable, Sequence
 
 from workbench.core.domain.shipped import shipped_path
 from workbench.core.errors import WorkbenchError, command_name, counted, printable
-from workbench.core.fs import current_umask, silence_hung_up_output
+from workbench.core.fs import atomic_write_bytes, silence_hung_up_output
 from workbench.core.io.screenshots import seal
 from workbench.core.io.output_files import backups_of
 from workbench.core.stop_signals import HANGUP, STOP_SIGNALS
@@ -73,24 +73,12 @@ def _save_picture(pixmap: Any, path: Path) -> str | None:
         return "the picture could not be encoded as PNG"
     buffer.close()
     try:
-        data = seal(bytes(encoded.data()))  # the mark that lets a later --screenshot replace it (screenshots.py)
+        atomic_write_bytes(path, seal(bytes(encoded.data())))  # the seal lets a later --screenshot replace it
     except ValueError as exc:  # what Qt encoded is no PNG file
         return str(exc)
-    tmp = ""
-    try:
-        handle, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent if str(path.parent) else ".")
-        with os.fdopen(handle, "wb") as picture:
-            picture.write(data)
-            picture.flush()
-            os.fsync(picture.fileno())
-        os.chmod(tmp, 0o666 & ~current_umask())  # the permissions a plain save would have given
-        os.replace(tmp, path)
-        return None
     except OSError as exc:
         return exc.strerror or str(exc)
-    finally:
-        if tmp and os.path.exists(tmp):
-            os.unlink(tmp)
+    return None
 
 
 def application() -> Any:

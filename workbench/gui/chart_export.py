@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QTextDocument
 
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, write_error
+from workbench.core.fs import atomic_write_bytes
 
 MARGIN = 12
 TITLE_PT = 13
@@ -142,12 +143,17 @@ def export_chart(chart: Any, path: str, badge: str | None = None, scale: float =
     least_width, least_height = getattr(chart, "export_min_size", (320, 200))
     plot_width, plot_height = max(chart.plot.width(), least_width), max(chart.plot.height(), least_height)
     size = QSize(plot_width, plot_height + 130)  # room above the plot for the title and the legend
+    # encoded in memory, then written whole: Qt saving to the path wrote over the file there in
+    # place, so a full disk left a cut-off picture, and libpng printed its own error line
+    encoded = QByteArray()
+    buffer = QBuffer(encoded)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
     if path.lower().endswith(".svg"):
         # Qt's own SVG painter: pyqtgraph's SVGExporter cannot parse the paths Qt 6.12 writes.
         from PySide6.QtSvg import QSvgGenerator  # only for SVG
 
         generator = QSvgGenerator()
-        generator.setFileName(path)
+        generator.setOutputDevice(buffer)
         generator.setSize(size)
         generator.setViewBox(QRect(0, 0, size.width(), size.height()))
         generator.setTitle(chart.export_title())
@@ -163,7 +169,11 @@ def export_chart(chart: Any, path: str, badge: str | None = None, scale: float =
         painter.scale(scale, scale)
         paint_chart(painter, chart, size, badge)
         painter.end()
-        if not image.save(path):
-            raise WorkbenchError(f"{path}: could not write the image")
-    if not Path(path).is_file():
-        raise WorkbenchError(f"{path}: could not write the image")
+        kind = Path(path).suffix.lstrip(".").upper() or "PNG"  # by the suffix, as Qt's own save chose
+        if not image.save(buffer, kind):  # type: ignore[call-overload]  # (PySide6 takes str; its stub says bytes)
+            raise WorkbenchError(f"{path}: could not encode the image as {kind}")
+    buffer.close()
+    try:
+        atomic_write_bytes(Path(path), bytes(encoded.data()))
+    except OSError as exc:
+        raise write_error(f"{path}: could not write the image ({exc.strerror or exc})", exc) from None
