@@ -96,6 +96,26 @@ def test_remeasure_aborted_is_enabled_when_the_limit_is_relaxed_and_runs_through
     assert len(window.model.session.trials) == len(again.trials)
 
 
+def test_the_card_of_nothing_feasible_counts_the_candidates_stopped_early_and_names_the_button(window, tmp_path):
+    """With successful trials all excluded, the card said only which constraint to relax: not that
+    most of the run had stopped early under the latency limit and waited to be re-measured, which
+    `show`, the status bar and the chart said."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.gui.text import REMEASURE_HERE
+    from workbench.runner.controller import RunRequest, start_run
+
+    out = tmp_path / "t.json"
+    start_run(RunRequest(kernel="transpose", backend="sim", budget=12, seed=1, workers=1,
+                         constraints=Constraints(max_latency_ms=0.1)), out).run()
+    window.open_session(out)
+    trials = window.model.session.trials
+    aborted = sum(t.status is Status.ABORTED for t in trials)
+    assert aborted and min(t.metric("latency_ms") for t in trials if t.ok) > 0.1  # run, but over the limit
+    text = window.best_card.text()
+    assert text.startswith("<b>Nothing is feasible.</b>") and "excludes the most trials" in text
+    assert f"{aborted} stopped early as hopeless under a latency limit" in text and REMEASURE_HERE in text
+
+
 def test_remeasure_continues_the_session_shown_not_what_its_file_holds(window, qtbot, tmp_path):
     """Re-measure read the session back from its file: trials the window held that the file did
     not (saved there mid-run, the run going on in the autosave) were dropped, and a Save then

@@ -88,16 +88,20 @@ class BestCard(QFrame):
                     return f"<b>No successful trial</b> among {model.n}: {html.escape(note)}."
                 return f"<b>No successful trial</b> among {model.n}. See the failure log."
             label = ranking.most_excluding
+            how = remeasure_way(model.session)
             if label is None or ranking.unscored.any():  # no score to rank by: no constraint to relax
-                return f"<b>Nothing is feasible.</b><br>{html.escape(ranking.why_none())}."
+                return f"<b>Nothing is feasible.</b><br>{html.escape(ranking.why_none(how, waits_for_relaxing=True))}."
             count = ranking.excluded_by.get(label, 0)
             # the others that exclude a trial too: relaxing the first alone may still leave nothing
             others = [f"<b>{html.escape(ranking.shown(name))}</b> excludes {n}" for name, n in ranking.excluding
                       if name != label]
             also = f" {'; '.join(others)} too." if others else ""
+            # candidates stopped under the latency limit are no failures: how many wait for it to be
+            # relaxed, and the button that measures them (`show` and the status bar said it; the card not)
+            stopped = ranking.aborted_note(how=how, waits_for_relaxing=True)
             return (f"<b>Nothing is feasible.</b><br>The constraint <b>{html.escape(ranking.shown(label))}</b> excludes the most "
                     f"trials ({count} of {ranking.n_ok} successful).{also} Relax {'them' if others else 'it'} to get a "
-                    "recommendation.")
+                    "recommendation." + (f"<br>{html.escape(stopped[0].upper() + stopped[1:])}." if stopped else ""))
         trial = model.trials[best]
         config = "<br>".join(f"<b>{html.escape(k)}</b> = {html.escape(str(v))}" for k, v in trial.config.items())
         metrics = trial.measurement.metrics
