@@ -256,7 +256,10 @@ def test_tune_with_objectives_reports_a_pareto_front(capsys, tmp_path: Path) -> 
     out = tmp_path / "mo.json"
     assert main(["tune", "vector_add", "--backend", "sim", "--budget", "12", "--quiet", "--out", str(out),
                  "--objectives", "latency_ms,registers", "--executor", "inline"]) == 0
+    said = capsys.readouterr().out  # the run's own line names the front, not one best alone
     doc = show(capsys, out)
+    assert (f"; {len(doc['pareto'])} feasible config{'s' if len(doc['pareto']) > 1 else ''} on the front of "
+            "latency_ms, registers (show lists them) ->") in said
     assert doc["objectives"] == ["latency_ms", "registers"] and doc["pareto"]
     assert doc["objective_directions"] == {"latency_ms": "minimize", "registers": "minimize"}
     lat = [p["latency_ms"] for p in doc["pareto"]]

@@ -253,7 +253,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
               f"session refines them (all of them, nothing new measured: tune --resume --out {out} --refine-only)",
               file=sys.stderr)
-    summary = summarise(session, remeasure=remeasure_command(str(out) if out else None, session.constraints, session))
+    from workbench.core.domain.metrics import check_metrics
+    from workbench.runner.plan import session_metrics
+
+    front = objectives_from_args(argparse.Namespace(), session) or ()  # the session's Pareto objectives, as show reads them
+    try:
+        check_metrics(front, session_metrics(session))
+    except WorkbenchError:  # a metric no trial reported: no front to count (show says why)
+        front = ()
+    summary = summarise(session, objectives=front,
+                        remeasure=remeasure_command(str(out) if out else None, session.constraints, session))
     best = summary["best"]
     best_text = (f"best {fmt(best['latency_ms'])} ms {best['config']}" if best
                  else f"no feasible config ({summary['why_none']})" if summary.get("why_none") else "no feasible config")
@@ -270,6 +279,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
             print(line)
         count = len(problems_of(session))
         best_text = counted(count, "size")
+    if summary.get("objectives"):  # a Pareto run's answer is its front, which show lists: one best alone hid it
+        best_text += (f"; {counted(len(summary['pareto']), 'feasible config')} on the front of "
+                      f"{', '.join(summary['objectives'])} (show lists them)")
     # a sweep's summary ranks one size; the line counts every size's feasible trials
     feasible = f"{feasible_count(session) if 'answered' in summary else summary['feasible']} feasible"
     if session.constraints.bounds():  # a continued session's limits come from its file: said, as show says them
