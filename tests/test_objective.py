@@ -64,6 +64,7 @@ def test_bound_parse(text: str, expected: Bound) -> None:
         ("memory_mb <= 2 GB", "unit 'GB' does not match"),
         ("latency_ms <= 1 s", "unit 's' does not match latency_ms, whose unit is ms (give the value in its own unit)"),
         ("occupancy >= 50%", "unit '%' does not match occupancy, a share from 0 to 1 (give 0.5 for 50%)"),
+        ("registers <= 64 regs", "unit 'regs' does not match registers, a plain number (it has no unit)"),
         ("__import__('os') <= 1", "not of the form"),
         ("", "not of the form"),
         ("GFLOP/s >= 300", "metric 'GFLOP/s': not a metric name (metrics are recorded under names like 'gflops')"),

@@ -148,6 +148,8 @@ class Bound:
         if unit and not metric.lower().endswith("_" + unit.lower().replace("/", "")) and unit.lower() != own.lower():
             if metric in SHARES:
                 how = ", a share from 0 to 1 (give 0.5 for 50%)"
+            elif metric in METRICS and not own:  # a count: "give the value in its own unit" named none
+                how = ", a plain number (it has no unit)"
             else:
                 how = (f", whose unit is {own}" if own else "") + " (give the value in its own unit)"
             raise WorkbenchError(f"constraint {text.strip()!r}: unit {unit!r} does not match {metric}{how}")
