@@ -557,6 +557,27 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
     assert "(another kernel: its latencies measure other work)" in third
 
 
+def test_an_exported_comparison_labels_each_kind_of_timing_it_overlays(shown, tmp_path):
+    """A simulated curve overlaid on a replay was exported under the one label of the open session
+    ("REPLAY: timings were recorded earlier"), as if it had been recorded too."""
+    from workbench.core.domain.session import save_session
+
+    view = shown.compare
+    same = tmp_path / "same.json"
+    save_session(_session(), same)  # simulated, as the open one: the open session's label alone
+    view.add_session(str(same))
+    shown.export_chart("compare", str(tmp_path / "same.svg"))
+    assert "SIMULATED: timings are modelled, not measured" in (tmp_path / "same.svg").read_text()
+    replayed = _session()
+    replayed.device = {"name": "A100", "replayed": True}
+    save_session(replayed, tmp_path / "replayed.json")
+    view.add_session(str(tmp_path / "replayed.json"))
+    shown.export_chart("compare", str(tmp_path / "mixed.svg"))
+    text = (tmp_path / "mixed.svg").read_text().replace("\xa0", " ")
+    assert "SIMULATED: sessions 1, 2 modelled, not measured; REPLAY: session 3 recorded earlier, not measured now" \
+        in " ".join(text.split())
+
+
 def test_compare_curves_fall_only_to_configs_the_constraints_admit(shown, tmp_path):
     """The curves took every successful trial: under a constraint that excludes the fastest config
     they ended below the recommendation the card showed beside them, for the open session and for

@@ -130,6 +130,18 @@ def test_a_sweep_with_one_size_measured_so_far_is_called_a_sweep(window, qtbot, 
     assert view.status.text().startswith("a sweep of 3 sizes, 1 of them simulated"), view.status.text()
 
 
+def test_an_exported_chart_of_a_sweep_names_the_size_it_plots(window, tmp_path):
+    """The charts of a sweep plot one size at a time, and their exported titles did not say which:
+    a slide of the smallest size could not be told from one of the largest."""
+    path = _sweep(tmp_path / "s.json", budget=3, sizes={"n": [4096, 1 << 20]}, warm=False)
+    window.open_session(str(path))
+    window.model.show_problem({**window.model.session.problem, "n": 4096})
+    assert window.score_chart.export_title().startswith("Score per trial · reduce_sum · n=4096 · ")
+    assert window.compare.export_title() == "Best latency per evaluation · reduce_sum · n=4096"
+    window.open_session(str(_sweep(tmp_path / "one.json", budget=2, sizes={"n": [4096]})))
+    assert "n=" not in window.score_chart.export_title()  # one size: nothing to tell apart
+
+
 def test_missing_cells_are_measured_in_the_background(window, qtbot, tmp_path):
     path = _sweep(tmp_path / "m.json", budget=4, sizes={"n": [4096, 1 << 26]}, warm=False)
     session = load_session(path)

@@ -232,7 +232,9 @@ class ChartBase(QWidget):
         if session is None:
             return self.title
         device = (session.device or {}).get("name", "")
-        return f"{self.plotted_title()} · {session.kernel}" + (f" · {device}" if device else "")
+        size = self.model.shown_size_label()
+        return (f"{self.plotted_title()} · {session.kernel}" + (f" · {size}" if size else "")
+                + (f" · {device}" if device else ""))
 
     def plotted_title(self) -> str:
         return self.title

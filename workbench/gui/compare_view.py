@@ -29,7 +29,8 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.fs import resolved
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.comparison import (
-    best_latency_so_far, best_so_far_steps, compare_trials, overlay_trials, running_min, session_label, source_diff,
+    best_latency_so_far, best_so_far_steps, compare_trials, comparison_timing_label, overlay_trials, running_min,
+    session_label, source_diff,
 )
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, set_left_title
@@ -67,6 +68,7 @@ class CompareView(QWidget):
         #: whether the person picked the pair (A / B = selected): then it stays as the ranking moves
         self.chosen = False
         self.others: list[Any] = []  # sessions overlaid on the current one
+        self.drawn_sessions: list[Any] = []  # the sessions the curves show, the open one first
         self.other_paths: list[Path] = []  # their files, resolved
         self._overlay_cache: dict[tuple[int, str | None], tuple[MetricTable, dict[str, Any] | None]] = {}
         self._drawn_bounds: tuple[str, ...] | None = None  # the constraints the curves drawn are held to
@@ -374,7 +376,13 @@ class CompareView(QWidget):
         session = self.model.session
         if session is None:
             return self.title
-        return f"{self.title} · {session.kernel}"
+        size = self.model.shown_size_label()
+        return f"{self.title} · {session.kernel}" + (f" · {size}" if size else "")
+
+    def export_label(self, shown: str) -> str:
+        """The label an exported picture of the curves carries: ``shown`` (the open session's) or,
+        where the overlaid sessions' timings differ in kind, which are modelled or recorded."""
+        return comparison_timing_label(self.drawn_sessions, shown)
 
     def clear_sessions(self) -> None:
         """Take away every overlaid session (the open one stays)."""
@@ -406,6 +414,7 @@ class CompareView(QWidget):
         # an overlay whose file has since been opened is the open session's curve: not drawn twice
         sessions = ([self.model.session] if self.model.session is not None else []) + [
             other for other, where in zip(self.others, self.other_paths) if where != opened]
+        self.drawn_sessions = sessions
         shown = self.model.shown_problem()
         problem = shown if shown is not None else (self.model.session.problem if self.model.session is not None else None)
         entries = [f"<span style='color:{WARNING_TEXT}'>{html.escape(self.add_error)}</span>"] if self.add_error else []

@@ -125,6 +125,31 @@ def session_label(session: Session) -> str:
     return f"{session.kernel} · {device} · {strategy}"
 
 
+#: How an exported comparison labels the sessions of one provenance (the window's banner words).
+_KIND_LABELS = {"simulated": ("SIMULATED", "modelled, not measured"),
+                "replayed": ("REPLAY", "recorded earlier, not measured now"),
+                "recorded": ("RECORDED", "measured earlier, not now")}
+
+
+def comparison_timing_label(sessions: Sequence[Session], shown: str) -> str:
+    """The label of a picture of ``sessions`` overlaid (the open one first, numbered from 1 as the
+    legend numbers them): ``shown``, the open session's own label, when every session's timings
+    are of its kind; else each kind that is not a measurement with the sessions it covers
+    ("SIMULATED: session 2 modelled, not measured; REPLAY: session 1 recorded earlier, ..."). A
+    simulated curve exported under the open replay's "REPLAY" label passed for a recording."""
+    kinds = [provenance(device_info(session.device or {}),
+                        session.backend.get("kind") if isinstance(session.backend, dict) else None)
+             for session in sessions]
+    if len(set(kinds)) <= 1:
+        return shown
+    parts = []
+    for kind, (tag, what) in _KIND_LABELS.items():
+        numbers = [str(k + 1) for k, other in enumerate(kinds) if other == kind]
+        if numbers:
+            parts.append(f"{tag}: session{'s' if len(numbers) > 1 else ''} {', '.join(numbers)} {what}")
+    return "; ".join(parts)
+
+
 def overlay_trials(session: Session, problem: Mapping[str, Any] | None) -> tuple[list[Trial], dict[str, Any] | None]:
     """The trials of ``session`` whose best latency so far is overlaid on a view of ``problem``
     (None: no problem is shown), and the problem they were measured at when it is another one

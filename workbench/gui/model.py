@@ -188,6 +188,18 @@ class SessionModel:
         """The problem whose trials are shown; None when the session holds one problem only."""
         return None if self.problem_shown is None else dict(self._problems[self.problem_shown])
 
+    def shown_size_label(self) -> str:
+        """The size shown, named as the size picker names it (``n=1048576``: the parameters the
+        sizes differ in); "" when the session holds one size. What an exported chart of a sweep
+        says it plots: a picture of one size could not be told from another's."""
+        shown = self.shown_problem()
+        if shown is None or self.session is None:
+            return ""
+        from workbench.core.domain.size_analysis import in_plan_order, size_label
+        from workbench.core.domain.sizes import size_parameters
+
+        return size_label(shown, in_plan_order(self.session, size_parameters(self.problems())))
+
     def show_problem(self, problem: dict[str, Any]) -> None:
         """Show the trials of ``problem`` (one of :meth:`problems`): everything is re-derived, as for
         a new session, and views reset on ``session_changed``."""

@@ -246,6 +246,8 @@ class WindowExports(QMainWindow):
         badge = self.timing_badge.text().strip()
         target = self._export_target(path)
         chart = self.compare if key == "compare" else self.charts[key]  # the Compare tab's curves: a chart too
+        if key == "compare":  # overlaid sessions of other kinds are labelled as theirs
+            badge = self.compare.export_label(badge)
         export_chart(chart, str(target), badge if badge.startswith(("SIMULATED", "REPLAY", "RECORDED")) else None)
         self._exported(target)
 
