@@ -353,8 +353,28 @@ def test_every_gpus_row_is_in_sight_in_the_windows_lower_half(window, tmp_path: 
     assert shown >= sum(table.rowHeight(r) for r in range(3))  # every row, no scrolling inside the table
     assert [table.verticalHeaderItem(r).text() for r in range(3)] == [
         "[1] best of H200", "[2] best of A100 SXM4 40GB", "[3] best of Tesla T4"]
+    assert "on 3 GPUs (all recordings) at" in view.heading.text()  # where every row's timings come from, once
     assert table.verticalHeader().width() < table.width() / 2  # the cells keep most of it
     assert "Simulated NVIDIA A100 SXM4 40GB" in table.verticalHeaderItem(1).toolTip()
+
+
+def test_rows_of_timings_of_different_kinds_are_each_tagged(window, tmp_path: Path) -> None:
+    """The table never said which GPU's figures were replayed, recorded or simulated: only the file
+    list did, cut off out of sight at 1440 and 1920 px, where show --portability tags every device."""
+    paths = [tmp_path / "replayed.json", tmp_path / "simulated.json"]
+    for path, device, latencies in zip(paths, ({"name": "NVIDIA A100", "replayed": True},
+                                               {"name": "Simulated NVIDIA H200", "simulated": True}),
+                                       ({32: 1.0, 64: 1.25, 128: 2.0}, {32: 4.0, 64: 2.5, 128: 2.0})):
+        session = recording(device["name"], latencies)
+        session.device = device
+        save_session(session, path)
+    window.open_session(paths[0])
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions([str(paths[1])])
+    assert [view.table.verticalHeaderItem(r).text() for r in range(2)] == [
+        "[1] best of A100 [replayed]", "[2] best of H200 [SIMULATED]"]
+    assert "(all" not in view.heading.text()
 
 
 @pytest.mark.app_style_sheet  # (the header takes its size from the application's style sheet, as in the program)

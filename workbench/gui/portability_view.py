@@ -356,7 +356,13 @@ class PortabilityView(QWidget):
             self._show_error(window_message(exc))
             return
         self.report = report
-        self.heading.setText(f"<b>{_escape(report.kernel)}</b> on {len(report.devices)} GPUs at "
+        # where the timings come from, as show --portability tags each device: in the heading when
+        # every GPU's are of one kind, on each row when they differ (_fill_table); the tags stood
+        # only in the file list, cut off out of sight at 1920 px
+        kinds = {report.kind_of(device) for device in report.devices}
+        alike = {"simulated": " (all simulated: modelled, not measured)", "replayed": " (all replayed recordings)",
+                 "recorded": " (all recordings)"}.get(next(iter(kinds)), "") if len(kinds) == 1 else ""
+        self.heading.setText(f"<b>{_escape(report.kernel)}</b> on {len(report.devices)} GPUs{alike} at "
                              f"{_escape(config_text(report.problem))}: each GPU's best config as a fraction of "
                              f"every GPU's optimum ({_escape(report.objective)})")
         self._fill_table(report)
@@ -384,7 +390,10 @@ class PortabilityView(QWidget):
             header = self.table.horizontalHeaderItem(j + 1)
             if header is not None:
                 header.setToolTip(plain_tip(device))
-        self.table.setVerticalHeaderLabels([f"[{i + 1}] best of {d}" for i, d in enumerate(_short_devices(report.devices))])
+        mixed = len({report.kind_of(device) for device in report.devices}) > 1  # (else the heading says it once)
+        self.table.setVerticalHeaderLabels([
+            f"[{i + 1}] best of {short}{provenance_tag(report.kind_of(device)) if mixed else ''}"
+            for i, (short, device) in enumerate(zip(_short_devices(report.devices), report.devices))])
         for i, device in enumerate(report.devices):
             header = self.table.verticalHeaderItem(i)
             if header is not None:

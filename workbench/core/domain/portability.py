@@ -123,6 +123,10 @@ class PortabilityReport:
     notes: list[str] = field(default_factory=list)
     objective: str = ""
 
+    def kind_of(self, device: str) -> Provenance:
+        """Where ``device``'s timings come from (a device of neither list: measured)."""
+        return self.provenance.get(device, "simulated" if device in self.simulated else "measured")
+
     def to_dict(self) -> dict[str, Any]:
         """The ``show --portability --json`` object (a contract: see docs/cli.md)."""
         return {
@@ -544,8 +548,7 @@ def format_report(report: PortabilityReport) -> list[str]:
     short = [f"[{i + 1}]" for i in range(len(report.devices))]
     lines = [f"kernel   {report.kernel}", f"problem  {report.problem or 'none'}", f"score    {report.objective}"]
     for tag, device in zip(short, report.devices):
-        kind = report.provenance.get(device, "simulated" if device in report.simulated else "measured")
-        sim = provenance_tag(kind)
+        sim = provenance_tag(report.kind_of(device))
         lines.append(f"{tag:<4} {device}{sim}")
     lines.append("")
     lines.append("each GPU's best config as a fraction of every GPU's optimum:")
