@@ -414,6 +414,25 @@ def test_an_empty_session_file_beside_its_journal_names_the_journal(tmp_path: Pa
     assert len(load_session(out).trials) == 3
 
 
+def test_a_malformed_session_file_beside_its_journal_names_the_journal(tmp_path: Path) -> None:
+    """A file another program wrote over beside a killed run's journal said only "not valid JSON";
+    nothing said the run's trials were in the journal, to be opened once the file is moved away."""
+    out = tmp_path / "out.json"
+    with Journal(out, fsync=False) as journal:
+        journal.start(make_session(0))
+        for trial in make_session(3).trials:
+            journal.append(trial)
+    for junk in (b"garbage\n", b'{"format": "kernel-workbench-session", "version": 2, "trials": 7}'):
+        out.write_bytes(junk)
+        with pytest.raises(SessionFormatError) as refused:
+            load_session(out)
+        assert str(refused.value).startswith(f"{out}: ")
+        assert str(refused.value).endswith("; the journal beside it (out.json.journal) holds 3 trials: move the "
+                                           "file away to open them")
+    out.unlink()
+    assert len(load_session(out).trials) == 3
+
+
 def _journalling_three_of_six(out: Path) -> tuple[Session, list[Trial], Journal]:
     """An empty session journalled at ``out``, six trials to add and the first three added."""
     session = make_session(0)

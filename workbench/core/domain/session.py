@@ -1328,7 +1328,16 @@ def _load_session(path: str | os.PathLike[str]) -> Session:
             raise SessionFormatError(f"{p}: the file is empty; the journal beside it ({jp.name}) holds "
                                      f"{len(journalled)} trial{'' if len(journalled) == 1 else 's'}: move the "
                                      "empty file away to open them")
-        session = Session.from_dict(_parse_json(text, str(p)), source=str(p))
+        try:
+            session = Session.from_dict(_parse_json(text, str(p)), source=str(p))
+        except SessionFormatError as exc:
+            if not journalled or header is None or isinstance(exc, (UnreadableFile, NewerFormat)):
+                raise
+            # a file another program wrote over (or a crash's debris) beside a killed run's journal:
+            # the refusal named the file alone, and nothing said its trials were there to take
+            raise SessionFormatError(f"{exc}; the journal beside it ({jp.name}) holds {len(journalled)} "
+                                     f"trial{'' if len(journalled) == 1 else 's'}: move the file away to open "
+                                     "them") from None
     elif journalled is not None:
         if header is None:
             raise SessionFormatError(f"{jp}: journal has no header line (cannot rebuild the session)")
