@@ -397,6 +397,9 @@ def test_usage_errors_are_one_line_naming_the_help_that_shows_the_usage(cli, arg
         (["tune", "vector_add", "--backend", "smi"], "; did you mean 'sim'? "),
         (["tnue"], "invalid choice: 'tnue' (choose from "),
         (["tnue"], "; did you mean 'tune'? (python main.py --help)"),
+        # a prefix is no flag: --js was taken for --json, and would change meaning with a --json-lines
+        (["show", "a.json", "--js"], "unrecognized arguments: --js; did you mean --json? "),
+        (["tune", "vector_add", "--bud", "3"], "unrecognized arguments: --bud 3; did you mean --budget? "),
     ],
 )
 def test_a_misspelt_flag_or_choice_names_the_close_one(cli, args: list[str], guess: str) -> None:

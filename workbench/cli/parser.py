@@ -8,7 +8,7 @@ import difflib
 import functools
 import math
 import re
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from workbench.core.domain.records import MAX_PACE_S, is_pace
 from workbench.core.errors import WorkbenchError
@@ -95,7 +95,15 @@ def _add_objective_flags(parser: argparse.ArgumentParser, objectives: bool = Tru
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, as every other refusal is: argparse's own
     prints the whole usage (twenty lines for ``tune``) before the ``error:`` line, burying it. The
-    usage stays one ``--help`` away, named on that line."""
+    usage stays one ``--help`` away, named on that line.
+
+    Flags are taken only as spelt in full: argparse takes any unambiguous prefix (``--js`` for
+    ``--json``), so a script written with one breaks the day a flag of the same start is added,
+    and the flag names are a contract scripts rely on."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)  # (the subcommands' parsers are of this class too)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         text = " ".join(message.split()) + self._guess(message)
