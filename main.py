@@ -7,7 +7,7 @@ No arguments opens the desktop application; subcommands (``tune``, ``show``, ``e
 
 import sys
 
-from workbench.cli import main
+from workbench.launch import main
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -409,3 +409,17 @@ def test_a_stop_after_the_command_has_ended_is_ignored_not_fatal(tmp_path: Path)
     done = subprocess.run([sys.executable, "-c", probe], cwd=Path(__file__).resolve().parents[1],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr
+
+
+def test_a_stop_while_the_command_line_is_still_being_imported_is_one_line(monkeypatch, capsys) -> None:
+    """A Ctrl-C in the first few tenths of a second, while main.py imported the command line (NumPy,
+    the engine), ended the program with a Python traceback: no handler of the command's was in
+    place yet to say "interrupted" and exit 130."""
+    from workbench import launch
+
+    def interrupted(name: str):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(launch.importlib, "import_module", interrupted)
+    assert launch.main() == 130
+    assert capsys.readouterr().err == "interrupted\n"
