@@ -495,6 +495,39 @@ def test_set_is_refused_for_a_python_benchmark_whose_measure_gets_no_problem(cli
     assert "--set n=5: trivial_bench is a python benchmark" in line
 
 
+def test_trials_a_failed_save_would_lose_are_kept_apart_in_a_file_of_their_own(cli, tmp_path, monkeypatch) -> None:
+    """Another run that took the file over (its lock removed by another hand) left this run's last
+    trials in neither the file nor a journal, and the line said the journal kept them: a
+    `tune --resume` of it found the other run's trials alone."""
+    from workbench.core.domain import session as session_module
+    from workbench.core.domain.session import journal_path, load_session
+
+    out = tmp_path / "q.json"
+    real_save = session_module.save_session
+
+    def taken_over(session, path, **kwargs):
+        if Path(path) == out:  # the run's own file: its journal gone, its save refused
+            journal_path(out).unlink(missing_ok=True)
+            raise session_module.WorkbenchError(f"{out} changed since it was opened (another run's)")
+        return real_save(session, path, **kwargs)
+
+    monkeypatch.setattr(session_module, "save_session", taken_over)
+    done = cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "4", "--quiet",
+               "--out", out)
+    last = done.stderr.strip().splitlines()[-1]
+    kept = tmp_path / "q.unsaved.json"
+    assert done.returncode == 1 and last.endswith(
+        f"not saved to {out}; 4 trials of them are in neither {out} nor its journal, so the session is kept apart "
+        f"as {kept} (tune --resume --out {kept} continues it)"), last
+    monkeypatch.undo()
+    assert len(load_session(kept).trials) == 4 and not out.exists()
+    kept.write_text("a file of the person's own")  # never written over: the next name is taken
+    monkeypatch.setattr(session_module, "save_session", taken_over)
+    assert "kept apart as " + str(tmp_path / "q.unsaved-2.json") in cli(
+        "tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "2", "--quiet", "--out", out).stderr
+    assert kept.read_text() == "a file of the person's own"
+
+
 def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written(tmp_path) -> None:
     """The journal's failed flush was raised again when it closed (a bare OSError replaced the
     line naming the file), and the summary still ended '-> FILE' for a file never written."""

@@ -235,6 +235,17 @@ def cmd_tune(args: argparse.Namespace) -> int:
             except (WorkbenchError, OSError):
                 holds = "keeps what it could write"
             where = f"the journal {journal} {holds}, and tune --resume --out {out} recovers them once the cause is fixed"
+        missing = _trials_not_on_disk(session, Path(out))
+        if missing:
+            # another run took the file and its journal over (a lock file removed by another hand):
+            # "the journal keeps them" was that run's journal, and these trials were lost
+            from workbench.core.io.output_files import keep_apart
+
+            kept_apart = keep_apart(session, Path(out))
+            if kept_apart is not None:
+                where = (f"{counted(missing, 'trial')} of them {'is' if missing == 1 else 'are'} in neither {out} nor "
+                         f"its journal, so the session is kept apart as {printable(str(kept_apart))} "
+                         f"(tune --resume --out {printable(str(kept_apart))} continues it)")
         new = len(session.trials) - before
         print(f"{session.kernel}: {counted(new, 'trial')} measured by this run "
               f"({len(session.trials)} in the session) not saved to {out}; {where}", file=sys.stderr)
@@ -298,6 +309,21 @@ def cmd_tune(args: argparse.Namespace) -> int:
     if unchecked and not checks:  # a template without a reference: the line above says what was checked
         print(f"{session.kernel}: outputs {unchecked}")
     return 0 if finished.reason != "error" else 1
+
+
+def _trials_not_on_disk(session: Any, out: Path) -> int:
+    """How many of ``session``'s trials neither the file at ``out`` nor its journal holds (all of
+    them when those do not open as this session): what a failed save would lose."""
+    from workbench.core.domain.session import load_session
+
+    try:
+        on_disk = load_session(out)
+    except (WorkbenchError, OSError):
+        return len(session.trials)
+    if on_disk.id != session.id:
+        return len(session.trials)
+    held = {(trial.index, trial.config.id) for trial in on_disk.trials}
+    return sum((trial.index, trial.config.id) not in held for trial in session.trials)
 
 
 def _idle_directions_after(run: Any) -> list[str]:

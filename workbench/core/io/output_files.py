@@ -14,7 +14,7 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from workbench.core.domain.session import JOURNAL_SUFFIX, has_journal, journal_path, session_path_of
 from workbench.core.errors import WorkbenchError, write_error
@@ -41,6 +41,35 @@ def backup_path(path: str | os.PathLike[str]) -> Path:
                                  f"{candidate.name}); remove some")
         candidate = p.with_name(f"{p.name}.{number}{BACKUP_SUFFIX}")
         number += 1
+    return candidate
+
+
+def keep_apart(session: Any, path: Path) -> Path | None:
+    """Save ``session`` beside ``path`` as ``STEM.unsaved.json`` (or the first free
+    ``STEM.unsaved-2.json``, ...), a new file no other holds, when it could not be saved at
+    ``path`` and no journal of its own keeps its trials (another run took the file and journal
+    over): where they were said to be in a journal that was another run's, and were lost. None
+    when even that cannot be written (a full disk)."""
+    from workbench.core.domain.session import save_session
+
+    number = 1
+    while True:
+        candidate = path.with_name(f"{path.stem}.unsaved{'' if number == 1 else f'-{number}'}.json")
+        if not (os.path.lexists(candidate) or os.path.lexists(journal_path(candidate))):
+            break
+        number += 1
+        if number > MAX_BACKUPS:
+            return None
+    try:  # the name taken first, so that nothing that appeared there since is written over
+        os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except OSError:
+        return None
+    try:
+        save_session(session, candidate)
+    except (WorkbenchError, OSError):
+        with contextlib.suppress(OSError):
+            os.unlink(candidate)
+        return None
     return candidate
 
 
