@@ -59,3 +59,34 @@ def test_a_cell_in_full_view_is_drawn_as_before(qtbot) -> None:
     elide_cut_cells(table)
     table.viewport().grab()  # paints every cell through the delegate without a failure
     assert table.item(0, 1).text() == "256"
+
+
+def test_a_cell_whose_text_does_not_fit_shows_it_whole_in_a_tool_tip(qtbot, monkeypatch) -> None:
+    """A portability config cut after its third slot ("vector_width=2, unroll=4, …") hid the slot
+    that told two rows apart, with no way to read it but widening the window."""
+    from PySide6.QtCore import QEvent
+    from PySide6.QtGui import QHelpEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    table = _table(qtbot, 400)
+    config = "block_size=256, items_per_thread=32, vector_width=2, unroll=4, strategy=warp_shuffle"
+    table.item(0, 2).setText(config)
+    table.item(0, 0).setToolTip("its own tip")
+    elide_cut_cells(table)
+    shown: list[str] = []
+    monkeypatch.setattr(QToolTip, "showText", lambda _at, text, *_args: shown.append(text))
+
+    def tip_at(column: int) -> list[str]:
+        shown.clear()
+        spot = table.visualRect(table.model().index(0, column)).center()
+        QApplication.sendEvent(table.viewport(), QHelpEvent(QEvent.Type.ToolTip, spot,
+                                                            table.viewport().mapToGlobal(spot)))
+        return list(shown)
+
+    assert tip_at(2) == [config]  # cut in its 90 pixels: shown whole
+    assert tip_at(1) == []  # "256" fits: no tip
+    assert tip_at(0) == []  # a cell's own tip is Qt's to show, as before
+    table.setColumnWidth(2, table.fontMetrics().horizontalAdvance(config) + 40)
+    table.resize(table.columnWidth(2) + 300, 120)  # the whole cell in view, the text whole in it
+    qtbot.wait(20)
+    assert tip_at(2) == []

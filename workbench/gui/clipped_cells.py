@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, Qt
-from PySide6.QtGui import QPainter
-from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem
+from PySide6.QtCore import QEvent, QModelIndex, QPersistentModelIndex, QRect, Qt
+from PySide6.QtGui import QHelpEvent, QPainter
+from PySide6.QtWidgets import QAbstractItemView, QStyledItemDelegate, QStyleOptionViewItem, QToolTip
 
 
 class VisiblePartDelegate(QStyledItemDelegate):
-    """Draws each cell's text in the part of the cell inside the view's viewport."""
+    """Draws each cell's text in the part of the cell inside the view's viewport, and shows a cell
+    whose text does not fit it whole in a tool tip (a cell without one of its own): a
+    portability config cut after its third slot hid the slot that told two rows apart."""
 
     def __init__(self, view: QAbstractItemView) -> None:
         super().__init__(view)
@@ -33,6 +35,17 @@ class VisiblePartDelegate(QStyledItemDelegate):
         narrowed.rect = visible
         narrowed.textElideMode = Qt.TextElideMode.ElideRight
         super().paint(painter, narrowed, index)
+
+    def helpEvent(self, event: QHelpEvent, view: QAbstractItemView, option: QStyleOptionViewItem,
+                  index: QModelIndex | QPersistentModelIndex) -> bool:  # Qt override
+        if event.type() == QEvent.Type.ToolTip and index.isValid() and not index.data(Qt.ItemDataRole.ToolTipRole):
+            text = index.data(Qt.ItemDataRole.DisplayRole)
+            shown = view.visualRect(index).intersected(view.viewport().rect())
+            # (a cell's margins, a few pixels, aside)
+            if isinstance(text, str) and text and option.fontMetrics.horizontalAdvance(text) + 8 > shown.width():
+                QToolTip.showText(event.globalPos(), text, view)
+                return True
+        return super().helpEvent(event, view, option, index)
 
 
 def elide_cut_cells(view: Any) -> VisiblePartDelegate:
