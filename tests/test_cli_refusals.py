@@ -55,7 +55,7 @@ def test_a_backup_that_cannot_be_written_whole_leaves_nothing(tmp_path, monkeypa
     import errno
     import shutil as shutil_module
 
-    from workbench.core.errors import WriteFailed
+    from workbench.core.errors import WorkbenchError, WriteFailed
     from workbench.core.io.output_files import backup_path, keep_backup
 
     target = tmp_path / "e.csv"
@@ -71,6 +71,11 @@ def test_a_backup_that_cannot_be_written_whole_leaves_nothing(tmp_path, monkeypa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["e.csv"] and backup_path(target).name == "e.csv.bak"
     monkeypatch.undo()
     assert keep_backup(target).read_text() == "x" * 100_000
+    fifo = tmp_path / "f.json"  # a FIFO put where the file was: refused at once, never waited on
+    os.mkfifo(fifo)
+    with pytest.raises(WorkbenchError, match=r"cannot keep a backup as f\.json\.bak \(.*f\.json is not a regular file\)"):
+        keep_backup(fifo)
+    assert not (tmp_path / "f.json.bak").exists()
 
 
 def test_force_never_writes_over_an_existing_backup(cli, tmp_path) -> None:
@@ -768,6 +773,25 @@ def test_standard_output_on_a_full_disk_is_named_and_fails_the_command(args) -> 
         done = subprocess.run([sys.executable, str(ROOT / "main.py"), *args], stdout=full, stderr=subprocess.PIPE,
                               text=True, timeout=60, env={**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"})
     assert (done.returncode, done.stderr.strip()) == (1, "error: standard output: cannot write (No space left on device)")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full (Linux)")
+def test_output_lost_to_a_full_disk_leaves_the_commands_own_errors_and_status(tmp_path) -> None:
+    """As with a closed pipe, the command carries on when its output cannot be written: the first
+    refused write ended it, so a broken spec's error and exit 2 were never said."""
+    import subprocess
+    import sys
+
+    shutil.copytree(ROOT / "docs" / "examples" / "saxpy", tmp_path, dirs_exist_ok=True)  # one that lists
+    (tmp_path / "bad.kernel.json").write_text("{broken")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, str(ROOT / "main.py"), "kernels", "--kernel-dir", str(tmp_path)],
+                              stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
+                              env={**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"})
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert any("bad.kernel.json" in line and "not valid JSON" in line for line in lines), lines
+    assert lines[-1] == "error: standard output: cannot write (No space left on device)"
 
 
 @pytest.mark.parametrize(("errno_name", "status"), [("ENOSPC", 1), ("EIO", 1), ("EACCES", 2)])

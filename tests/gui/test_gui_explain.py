@@ -266,17 +266,20 @@ def test_a_chart_export_onto_a_full_disk_leaves_the_file_there_and_says_why(show
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     for name in ("tradeoff.png", "tradeoff.svg"):
+        target = tmp_path / name
         with monkeypatch.context() as patch:
             patch.setattr(os, "fsync", disk_full)
             with pytest.raises(WriteFailed, match=r"could not write the image \(No space left on device\)$"):
-                shown.export_chart("tradeoff", str(tmp_path / name))
-            assert list(tmp_path.iterdir()) == []  # no cut-off picture, no temporary file
-            earlier = tmp_path / name
-            earlier.write_bytes(b"the earlier picture")
-            with pytest.raises(WriteFailed, match=r"\(No space left on device\)$"):  # (its backup, or the picture)
-                shown.export_chart("tradeoff", str(earlier))
-        assert earlier.read_bytes() == b"the earlier picture" and [p.name for p in tmp_path.iterdir()] == [name]
-        earlier.unlink()
+                shown.export_chart("tradeoff", str(target))
+        assert list(tmp_path.iterdir()) == []  # no cut-off picture, no temporary file
+        shown.export_chart("tradeoff", str(target))  # an export of the window's own: replaced without a backup
+        earlier = target.read_bytes()
+        with monkeypatch.context() as patch:
+            patch.setattr(os, "fsync", disk_full)
+            with pytest.raises(WriteFailed, match=r"could not write the image \(No space left on device\)$"):
+                shown.export_chart("tradeoff", str(target))
+        assert target.read_bytes() == earlier and [p.name for p in tmp_path.iterdir()] == [name]  # whole, as it was
+        target.unlink()
 
 
 def _simulated_trial_session():

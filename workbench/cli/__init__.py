@@ -47,17 +47,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = command_name()  # usage lines say main.py, as --help always has
     parser = build_parser("main.py" if started == "python main.py" else started)
     stdout = sys.stdout
-    try:  # --help and --version print through it too: argparse drops a write error of its own
-        sys.stdout = StdoutForScripts(stdout)
-        try:
-            args, extra = parser.parse_known_args(argv)
-        except SystemExit as exc:
-            if exc.code in (0, None):  # their text is the output, and must have gone out
-                sys.stdout.flush()
-            raise
-    except WriteFailed as failed:
-        print(f"error: {failed}", file=sys.stderr)
-        return EXIT_RUN_FAILED
+    output = StdoutForScripts(stdout)  # --help and --version print through it too: argparse drops a write error
+    try:
+        sys.stdout = output
+        args, extra = parser.parse_known_args(argv)
+    except SystemExit as exc:
+        if exc.code in (0, None):  # their text is the output, and must have gone out
+            output.flush()
+            if output.failure is not None:
+                print(f"error: {output.failure}", file=sys.stderr)
+                return EXIT_RUN_FAILED
+        raise
     finally:
         sys.stdout = stdout
     if extra:  # said by the subcommand's parser, so that its hint names that command's --help
@@ -66,14 +66,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         owner.error(f"unrecognized arguments: {' '.join(extra)}")
     stop_signals = StopSignals()
     stop_signals.install()
-    sys.stdout = StdoutForScripts(stdout)  # a TextIO in all it is asked
+    output = StdoutForScripts(stdout)
+    sys.stdout = output  # a TextIO in all it is asked
     try:
         if args.command is None:
             return cmd_gui(None)
         check_file_names(args)
         with log_records_said():
             code = COMMANDS[args.command](args)
-        sys.stdout.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        output.flush()  # a closed pipe shows here, inside the handler, not at interpreter exit
+        if output.failure is not None:  # the output was lost: said once the command's own lines are
+            print(f"error: {output.failure}", file=sys.stderr)
+            return code or EXIT_RUN_FAILED
         return code
     except WriteFailed as exc:  # the machine refused a write (a full disk): no input to fix
         print(f"error: {exc}", file=sys.stderr)

@@ -12,7 +12,6 @@ import sys
 import threading
 from typing import Any, Iterator
 
-from workbench.core.errors import WriteFailed
 from workbench.core.fs import silence_hung_up_output
 from workbench.core.stop_signals import STOP_SIGNALS
 
@@ -45,10 +44,15 @@ class StdoutForScripts:
     - A character the stream's encoding lacks (``PYTHONIOENCODING=ascii``, a path or slot value
       with an accent) is written as a backslash escape, as stderr writes it, instead of ending the
       command with a traceback after its session was saved.
+    - A write the machine refuses (stdout sent to a full disk, ``> /dev/full``): as for a closed
+      pipe, the rest goes to /dev/null and the command carries on, so its own errors and status
+      stay; :attr:`failure` says it, for the command line to report once the command is done.
     """
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
+        #: "standard output: cannot write (...)" once a write was refused; None until then.
+        self.failure: str | None = None
 
     def write(self, text: str) -> int:
         try:
@@ -61,7 +65,8 @@ class StdoutForScripts:
             silence(self._stream)
             return len(text)
         except OSError as exc:
-            raise self._refused(exc) from None
+            self._refused(exc)
+            return len(text)
 
     def flush(self) -> None:
         try:
@@ -70,17 +75,17 @@ class StdoutForScripts:
             silence(self._stream)
             self._stream.flush()  # what was left in its buffer goes to /dev/null now
         except OSError as exc:
-            raise self._refused(exc) from None
+            self._refused(exc)
 
-    def _refused(self, exc: OSError) -> WriteFailed:
-        """A write the machine refused (stdout sent to a full disk, ``> /dev/full``): the command's
-        failure, named as standard output's. It was "[Errno 28] No space left on device", which
-        named no file; what is still buffered goes to /dev/null, so the interpreter's last flush
-        does not fail again."""
+    def _refused(self, exc: OSError) -> None:
+        """Remember the refusal, named as standard output's (it was "[Errno 28] No space left on
+        device", which named no file); what is still buffered goes to /dev/null, so later writes
+        and the interpreter's last flush do not fail again."""
+        if self.failure is None:
+            self.failure = f"standard output: cannot write ({exc.strerror or exc})"
         silence(self._stream)
         with contextlib.suppress(OSError, ValueError):
             self._stream.flush()
-        return WriteFailed(f"standard output: cannot write ({exc.strerror or exc})")
 
     def __getattr__(self, name: str) -> Any:  # fileno, isatty, encoding...: the stream's own
         return getattr(self._stream, name)

@@ -270,7 +270,13 @@ def keep_backup(path: Path, flag: str = "--out") -> Path:
     and the next save's backup went to ``FILE.2.bak``."""
     backup = backup_path(path)
     try:
-        with open(path, "rb") as source:
+        # opened without waiting, and copied only as a regular file: a FIFO put at the path during
+        # a run held the final save until someone wrote into it
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            os.close(handle)
+            raise shutil.SpecialFileError(f"{path} is not a regular file")
+        with os.fdopen(handle, "rb") as source:
             target = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
             try:
                 with os.fdopen(target, "wb") as copy:
