@@ -636,6 +636,49 @@ def test_a_kt_cache_export_writes_each_metric_under_the_field_name_it_was_import
     assert all(r["gflops_w"] >= 10.0 and r["energy_j"] == 2.0 for r in ok), ok
 
 
+def test_a_replay_exported_as_a_cache_keeps_its_recordings_objective_field_names_and_times(tmp_path: Path,
+                                                                                          cli) -> None:
+    """A replay of a cache tuned for GFLOPS/W went out as `objective: time` with our field names
+    (gflops_w), its failures without the objective's field (Kernel Tuner's first look-up, a
+    KeyError there), and every record stamped with the replay's time."""
+    cache = synthetic(False)
+    cache["objective"] = "GFLOPS/W"
+    for i, record in enumerate(cache["cache"].values()):
+        if isinstance(record["time"], float):
+            record.update({"GFLOPS/W": 10.0 + i})
+        else:
+            record["GFLOPS/W"] = record["time"]
+    recording = write(tmp_path, cache)
+    assert cli("tune", "--replay", recording, "--strategy", "grid", "--budget", "5", "--quiet",
+               "--out", tmp_path / "r.json").returncode == 0
+    assert cli("export", tmp_path / "r.json", "--format", "kt-cache", "--out", tmp_path / "r_kt.json").returncode == 0
+    written = json.loads((tmp_path / "r_kt.json").read_text())
+    assert written["objective"] == "GFLOPS/W"
+    records = list(written["cache"].values())
+    ok = [r for r in records if not isinstance(r["time"], str)]
+    failed = [r for r in records if isinstance(r["time"], str)]
+    assert ok and all("GFLOPS/W" in r and "gflops_w" not in r for r in ok), ok
+    assert failed and all(r["GFLOPS/W"] == r["time"] for r in failed), failed
+    assert written["cache"]["32,1,0"]["timestamp"] == "2024-01-02 03:04:05+00:00"  # the recording's, not today
+    assert load_session(tmp_path / "r.json").extra.get("kernel_tuner") is None  # a replay is no import of it
+
+
+def test_every_record_carries_every_timing_kernel_tuner_writes(tmp_path: Path) -> None:
+    """A session of ours went out without verification_time, strategy_time and framework_time:
+    Kernel Tuner's simulation mode adds the timings up, and failed on such a cache."""
+    space = SearchSpace([Slot("block", (32, 64), "launch")])
+    session = Session(kernel="k", space=space, device={"name": "A100", "simulated": False})
+    session.add(Trial(0, space.config({"block": 32}), Measurement(Status.OK, {"latency_ms": 1.0}), 0.0, 1.0,
+                      timings={"compile_s": 0.25}))
+    session.add(Trial(1, space.config({"block": 64}), Measurement.failure(Status.RUNTIME_ERROR, "x"), 0.0, 1.0))
+    export_kt_cache(session, tmp_path / "out.json")
+    for record in json.loads((tmp_path / "out.json").read_text())["cache"].values():
+        assert {name: record[name] for name in ("compile_time", "verification_time", "benchmark_time",
+                                                "strategy_time", "framework_time")} == {
+            "compile_time": 250.0 if record["block"] == 32 else 0.0, "verification_time": 0.0,
+            "benchmark_time": 0.0, "strategy_time": 0.0, "framework_time": 0.0}
+
+
 def _named_like_fields_session(slots: dict[str, tuple], metrics: dict[str, float]) -> Session:
     space = SearchSpace([Slot(name, values, "launch") for name, values in slots.items()])
     session = Session(kernel="k", space=space, device={"name": "A100", "simulated": False})

@@ -16,7 +16,7 @@ from __future__ import annotations
 import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import Measurement
@@ -96,6 +96,9 @@ class Target:
     profile_changed_hashes: frozenset[str] = frozenset()
     #: What reading it had to repair or leave out (a recording cut short), said when a run starts.
     notes: tuple[str, ...] = ()
+    #: What a new session of it keeps in ``extra`` besides (a recording's Kernel Tuner objective and
+    #: field names, which an export as a cache writes back).
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ recording back "as if live" in demos.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import threading
@@ -194,8 +195,19 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
 
 
 def recorded_measurements(trials: Sequence[Any]) -> dict[str, Measurement]:
-    """Config id -> recorded measurement (the last one, when a config was recorded twice)."""
-    return {trial.config.id: trial.measurement for trial in trials}
+    """Config id -> recorded measurement (the last one, when a config was recorded twice), with
+    when it was recorded in its details (``recorded_at``, kept from a recording that is itself a
+    replay): an export as a Kernel Tuner cache stamps it with that, not with the replay's time."""
+    from workbench.core.io.interop import RECORDED_AT
+
+    measured: dict[str, Measurement] = {}
+    for trial in trials:
+        measurement = trial.measurement
+        if RECORDED_AT not in measurement.details and trial.finished_at:
+            measurement = dataclasses.replace(measurement, details={**measurement.details,
+                                                                    RECORDED_AT: float(trial.finished_at)})
+        measured[trial.config.id] = measurement
+    return measured
 
 
 def recorded_timings(trials: Sequence[Any]) -> dict[str, dict[str, float]]:
@@ -243,7 +255,7 @@ class ReplayBackend(Backend):
             space = SearchSpace.explicit(slots, points, params=problem)
         except SpaceError:  # e.g. a recorded problem parameter named like a slot
             space = SearchSpace.explicit(slots, points)
-        from workbench.core.io.interop import recording_hash
+        from workbench.core.io.interop import recording_hash, replayed_facts
 
         parts = []
         for name in (path, path + ".journal"):
@@ -271,6 +283,7 @@ class ReplayBackend(Backend):
             device=device,
             default_config=default,
             notes=tuple(recording.extra.get(IMPORT_NOTES, ())),
+            extra=replayed_facts(recording),
             description=f"replay of {len(points)} recorded configs from {os.path.basename(path)}",
             metrics=frozenset(name for trial in trials for name in trial.measurement.metrics),
         )

@@ -263,7 +263,7 @@ def new_session(
         strategy={"name": strategy, "seed": seed, "options": dict(strategy_options or {})} if strategy else {},
         default_config=target.default_config,
         created_at=time.time(),
-        extra={"reference": target.reference} if target.reference else {},
+        extra={**({"reference": target.reference} if target.reference else {}), **target.extra},
     )
 
 

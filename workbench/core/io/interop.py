@@ -932,15 +932,43 @@ def _finite(value: Any) -> Any:
     return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
+#: ``Session.extra`` key of a replay's Kernel Tuner facts, taken from its recording (its objective
+#: and renamed metric fields, as ``extra.kernel_tuner`` of an import holds them): kept apart from
+#: ``kernel_tuner``, which marks a session as an import of the cache itself.
+REPLAYED_KT: Final = "replayed_kernel_tuner"
+
+
+def replayed_facts(recording: Session) -> dict[str, Any]:
+    """What a replay of ``recording`` keeps of its Kernel Tuner facts, for ``extra`` (see
+    :data:`REPLAYED_KT`): a replay exported as a cache wrote ``objective: time`` and our metric
+    names (``gflops_w``) where the recording said ``GFLOPS/W``."""
+    facts = _kt_facts(recording)
+    kept = {key: facts[key] for key in ("objective", METRIC_FIELDS) if key in facts}
+    return {REPLAYED_KT: kept} if kept else {}
+
+
+def _kt_facts(session: Session) -> dict[str, Any]:
+    """The Kernel Tuner facts a session carries: an import's own, else a replay's."""
+    extra = session.extra if isinstance(session.extra, dict) else {}
+    for key in ("kernel_tuner", REPLAYED_KT):
+        facts = extra.get(key)
+        if isinstance(facts, dict):
+            return facts
+    return {}
+
+
 def _recorded_objective(session: Session) -> str:
     """What Kernel Tuner tuned the imported cache for (``GFLOP/s``, an energy figure), else
     ``time``: written back, a file read again still says so (and its import notes it again)."""
-    kt = session.extra.get("kernel_tuner") if isinstance(session.extra, dict) else None
-    objective = kt.get("objective") if isinstance(kt, dict) else None
+    objective = _kt_facts(session).get("objective")
     if isinstance(objective, str) and objective.strip() and len(objective) <= 80 and objective.isprintable():
         return objective
     return "time"
 
+
+#: ``Measurement.details`` key of when a replayed measurement was recorded (the recording trial's
+#: ``finished_at``): what an export as a cache stamps it with.
+RECORDED_AT: Final = "recorded_at"
 
 #: Where an import keeps the cache's name of each metric it renamed (in ``extra.kernel_tuner``).
 METRIC_FIELDS: Final = "metric_fields"
@@ -949,8 +977,7 @@ METRIC_FIELDS: Final = "metric_fields"
 def _recorded_fields(session: Session) -> dict[str, str]:
     """The cache's field name of each metric an import renamed (``gflops_w`` -> ``GFLOPS/W``),
     read as a file may hold it: only names a record could have, each written back once."""
-    kt = session.extra.get("kernel_tuner") if isinstance(session.extra, dict) else None
-    fields = kt.get(METRIC_FIELDS) if isinstance(kt, dict) else None
+    fields = _kt_facts(session).get(METRIC_FIELDS)
     if not isinstance(fields, dict):
         return {}
     found: dict[str, str] = {}
@@ -1021,6 +1048,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     else:
         tune_params = {n: sorted({t.config[n] for t in session.trials if n in t.config}, key=str) for n in names}
     inverse = {**_recorded_fields(session), **{ours: kt for kt, ours in KT_METRICS.items()}}
+    objective = _recorded_objective(session)
     cache: dict[str, dict[str, Any]] = {}
     written: dict[str, Trial] = {}
     # a metric named like a slot or a record field has no field of its own: left out, and said
@@ -1040,6 +1068,10 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
             continue
         record: dict[str, Any] = {n: trial.config[n] for n in names}
         record["time"] = latency if trial.ok else _kt_error_name(trial)
+        if not trial.ok and objective != "time" and objective not in names and objective not in _RECORD_FIELDS:
+            # Kernel Tuner reads a record's objective field first: a failure without it was a
+            # KeyError there, on the first failed config of a cache tuned for GFLOPS/W
+            record[objective] = record["time"]
         spread = (trial.metric(LATENCY), trial.metric("latency_p20_ms"), trial.metric("latency_p80_ms"))
         band = math.isfinite(spread[1]) or math.isfinite(spread[2])
         if trial.ok and (band or (latency == kt_time and spread[0] != kt_time)):
@@ -1055,8 +1087,10 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
             if trial.status is Status.ABORTED and math.isfinite(bound):
                 record[LATENCY_BOUND] = bound
         for kt_name, ours in KT_TIMINGS.items():
-            if ours in trial.timings:
-                record[kt_name] = _finite(float(trial.timings[ours]) * 1000.0)
+            # every timing Kernel Tuner writes, 0 where the trial has none (as Kernel Tuner writes a
+            # verification it did not make): its simulation mode adds them up, and failed on a
+            # record without verification_time
+            record[kt_name] = _finite(float(trial.timings[ours]) * 1000.0) if ours in trial.timings else 0.0
         if trial.ok:
             # every figure of the trial, under Kernel Tuner's name where it has one: an import reads
             # numeric record fields back as metrics, so memory, registers or quality survive the trip
@@ -1070,8 +1104,12 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
                     continue
                 if math.isfinite(float(value)):
                     record[kt_name] = float(value)
-        if trial.finished_at:
-            stamp = _calendar_stamp(trial.finished_at)
+        # a replayed trial's time is the recording's: stamped "now", thirty replayed configs of
+        # two seconds' compile each claimed to have finished within a third of a second today
+        recorded_at = trial.measurement.details.get(RECORDED_AT)
+        finished = recorded_at if isinstance(recorded_at, (int, float)) and math.isfinite(recorded_at) else trial.finished_at
+        if finished:
+            stamp = _calendar_stamp(finished)
             if stamp is not None:  # (a time no calendar holds: none written)
                 record["timestamp"] = stamp
         cache[key] = record
