@@ -887,3 +887,14 @@ def test_a_gpu_session_continued_where_no_gpu_is_usable_says_what_to_do(cli, tmp
     session.write_text(json.dumps(doc))
     line = one_line_error(cli("tune", "--resume", session, "--budget", "2"))
     assert "unknown template 'my_kernel'" in line and "measured on a GPU" not in line, line
+
+
+def test_a_runs_failure_cause_is_printed_inert(cli, tmp_path) -> None:
+    """The cause of a run whose every config failed to compile was printed raw: a template's
+    #error text with an escape sequence drove the terminal."""
+    shutil.copytree(ROOT / "docs" / "examples" / "saxpy", tmp_path / "k")
+    source = tmp_path / "k" / "saxpy.cu"
+    source.write_text("#error \x1b]0;PWNED\x07 broken\n" + source.read_text())
+    done = cli("tune", "saxpy", "--kernel-dir", tmp_path / "k", "--backend", "sim", "--executor", "inline",
+               "--budget", "12", "--quiet", "--out", tmp_path / "s.json")
+    assert done.returncode == 1 and "\x1b" not in done.stderr and "\\x1b]0;PWNED\\x07 broken" in done.stderr, done.stderr

@@ -635,3 +635,17 @@ def test_the_shipped_templates_compile_without_warnings() -> None:
     (three templates compared threadIdx.x with a tail of 0 elements: nvcc's #186)."""
     results = check_kernels(load_templates(), sample=0)
     assert {r.kernel: r.warnings for r in results if r.warnings} == {}
+
+
+def test_compiler_text_in_the_table_is_escaped_and_cut(tmp_path) -> None:
+    """A template's #warning (or #error) text reached the terminal raw: an escape sequence in it set
+    the terminal's title and cleared the screen, and a line of 20,000 characters was printed whole."""
+    from workbench.core.model.checks import MAX_LINE_CHARS
+
+    t = load_templates()["vector_add"]
+    hostile = dataclasses.replace(t, source="#warning \x1b]0;PWNED\x07\x1b[2J evil " + "L" * 3000 + "\n" + t.source)
+    (r,) = check_kernels([hostile], sample=0)
+    table = format_check_table([r])
+    (line,) = [line for line in table.splitlines() if "#warning" in line]
+    assert "\x1b" not in table and "\\x1b]0;PWNED\\x07\\x1b[2J evil" in line
+    assert len(line) <= len("vector_add: ") + MAX_LINE_CHARS + 1 and line.endswith("…")

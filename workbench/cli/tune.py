@@ -84,7 +84,7 @@ class _ProgressLine:
                 self._say(f"{end}finished ({event.reason}{': ' + why if why else ''}) "
                           f"after {counted(event.evaluations, 'evaluation')}\n")
             if event.reason == "error":  # the cause, said even with --quiet: the exit status alone explains nothing
-                self._say(f"error: {first_line(event.message) or 'the run failed'}\n")
+                self._say(f"error: {printable(first_line(event.message)) or 'the run failed'}\n")
 
 
 def _request_from_args(args: argparse.Namespace, continued: str | None = None) -> Any:

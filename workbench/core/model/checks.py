@@ -17,7 +17,7 @@ import numpy as np
 
 from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads, over_launch_bounds
 from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, launch_problem, parse_compiler_log, small_problem_values
-from workbench.core.errors import WorkbenchError, did_you_mean
+from workbench.core.errors import WorkbenchError, did_you_mean, printable
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate, non_finite_reference
 
@@ -320,12 +320,24 @@ def format_check_table(results: Iterable[CheckResult]) -> str:
     lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
     for r in results:
         if r.problem:
-            lines.append(f"{r.kernel}: {r.problem}")
+            lines.append(f"{r.kernel}: {_inert(r.problem)}")
         for config_id, error in r.failures:
             values = ", ".join(f"{name}={value}" for name, value in r.failed_values.get(config_id, {}).items())
-            lines.append(f"{r.kernel} config {config_id}{f' ({values})' if values else ''}: {error}")
-        lines += [f"{r.kernel}: {warning}" for warning in r.warnings]
+            lines.append(f"{r.kernel} config {config_id}{f' ({values})' if values else ''}: {_inert(error)}")
+        lines += [f"{r.kernel}: {_inert(warning)}" for warning in r.warnings]
     return "\n".join(lines)
+
+
+#: The longest compiler line the table prints (a template's #error text is the compiler's to repeat).
+MAX_LINE_CHARS = 400
+
+
+def _inert(text: str) -> str:
+    """A compiler's line as the table prints it: control and bidi characters escaped, cut to
+    :data:`MAX_LINE_CHARS`. A template's ``#warning`` or ``#error`` text reached the terminal raw:
+    an escape sequence in it set the terminal's title and cleared the screen."""
+    line = printable(text)
+    return line if len(line) <= MAX_LINE_CHARS else line[:MAX_LINE_CHARS] + "…"
 
 
 def _span(pair: tuple[int, int] | None) -> str:
