@@ -531,6 +531,21 @@ def test_trials_a_failed_save_would_lose_are_kept_apart_in_a_file_of_their_own(c
     assert "kept apart as " + str(tmp_path / "q.unsaved-2.json") in cli(
         "tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "2", "--quiet", "--out", out).stderr
     assert kept.read_text() == "a file of the person's own"
+    # a folder put at the file's name, the run's own journal whole: its trials are there, said so
+    monkeypatch.undo()
+    other = tmp_path / "f.json"
+
+    def folder_put_there(session, path, **kwargs):
+        if Path(path) == other:
+            other.mkdir()
+            raise session_module.WorkbenchError(f"{other} is a folder")
+        return real_save(session, path, **kwargs)
+
+    monkeypatch.setattr(session_module, "save_session", folder_put_there)
+    done = cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "3", "--quiet",
+               "--out", other)
+    assert done.returncode == 1 and f"the journal {other}.journal keeps 3 trials" in done.stderr, done.stderr
+    assert not (tmp_path / "f.unsaved.json").exists()
 
 
 def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written(tmp_path) -> None:

@@ -660,7 +660,14 @@ def test_a_replay_exported_as_a_cache_keeps_its_recordings_objective_field_names
     assert ok and all("GFLOPS/W" in r and "gflops_w" not in r for r in ok), ok
     assert failed and all(r["GFLOPS/W"] == r["time"] for r in failed), failed
     assert written["cache"]["32,1,0"]["timestamp"] == "2024-01-02 03:04:05+00:00"  # the recording's, not today
+    assert "timestamp" not in written["cache"]["64,1,0"]  # recorded without one: none, not the replay's
     assert load_session(tmp_path / "r.json").extra.get("kernel_tuner") is None  # a replay is no import of it
+    # a replay of the replay: still when the recording measured them, not when the first replay ran
+    assert cli("tune", "--replay", tmp_path / "r.json", "--strategy", "grid", "--budget", "5", "--quiet",
+               "--out", tmp_path / "rr.json").returncode == 0
+    assert cli("export", tmp_path / "rr.json", "--format", "kt-cache", "--out", tmp_path / "rr_kt.json").returncode == 0
+    again = json.loads((tmp_path / "rr_kt.json").read_text())["cache"]
+    assert again["32,1,0"]["timestamp"] == "2024-01-02 03:04:05+00:00" and "timestamp" not in again["64,1,0"]
 
 
 def test_every_record_carries_every_timing_kernel_tuner_writes(tmp_path: Path) -> None:
@@ -668,10 +675,12 @@ def test_every_record_carries_every_timing_kernel_tuner_writes(tmp_path: Path) -
     Kernel Tuner's simulation mode adds the timings up, and failed on such a cache."""
     space = SearchSpace([Slot("block", (32, 64), "launch")])
     session = Session(kernel="k", space=space, device={"name": "A100", "simulated": False})
-    session.add(Trial(0, space.config({"block": 32}), Measurement(Status.OK, {"latency_ms": 1.0}), 0.0, 1.0,
+    session.add(Trial(0, space.config({"block": 32}), Measurement(Status.OK, {"latency_ms": 1.0},
+                                                                  details={"recorded_at": True}), 0.0, 1.0,
                       timings={"compile_s": 0.25}))
     session.add(Trial(1, space.config({"block": 64}), Measurement.failure(Status.RUNTIME_ERROR, "x"), 0.0, 1.0))
     export_kt_cache(session, tmp_path / "out.json")
+    assert "timestamp" not in json.loads((tmp_path / "out.json").read_text())["cache"]["32"]  # true is no time
     for record in json.loads((tmp_path / "out.json").read_text())["cache"].values():
         assert {name: record[name] for name in ("compile_time", "verification_time", "benchmark_time",
                                                 "strategy_time", "framework_time")} == {

@@ -194,18 +194,20 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
                                   f"a replay replays one: choose it with {{problem:{quoted(first)}=VALUE}}")
 
 
-def recorded_measurements(trials: Sequence[Any]) -> dict[str, Measurement]:
+def recorded_measurements(trials: Sequence[Any], replayed: bool = False) -> dict[str, Measurement]:
     """Config id -> recorded measurement (the last one, when a config was recorded twice), with
-    when it was recorded in its details (``recorded_at``, kept from a recording that is itself a
-    replay): an export as a Kernel Tuner cache stamps it with that, not with the replay's time."""
+    when it was recorded in its details (``recorded_at``; None when the recording does not say):
+    an export as a Kernel Tuner cache stamps it with that, not with the replay's time. A
+    recording that is itself a replay (``replayed``) says it only where its own trials kept it:
+    their ``finished_at`` is when they were replayed."""
     from workbench.core.io.interop import RECORDED_AT
 
     measured: dict[str, Measurement] = {}
     for trial in trials:
         measurement = trial.measurement
-        if RECORDED_AT not in measurement.details and trial.finished_at:
-            measurement = dataclasses.replace(measurement, details={**measurement.details,
-                                                                    RECORDED_AT: float(trial.finished_at)})
+        if RECORDED_AT not in measurement.details:
+            when = None if replayed or not trial.finished_at else float(trial.finished_at)
+            measurement = dataclasses.replace(measurement, details={**measurement.details, RECORDED_AT: when})
         measured[trial.config.id] = measurement
     return measured
 
@@ -290,8 +292,9 @@ class ReplayBackend(Backend):
 
     def prepare(self) -> None:
         path = _path_of(self.spec)
-        trials, _problem = recorded_trials(load_recording(path), path, _chosen_problem(self.spec))
-        self._recorded = recorded_measurements(trials)
+        recording = load_recording(path)
+        trials, _problem = recorded_trials(recording, path, _chosen_problem(self.spec))
+        self._recorded = recorded_measurements(trials, replayed=bool((recording.device or {}).get("replayed")))
         self._timings = recorded_timings(trials)
 
     def evaluate(self, config: Config, limits: EvalLimits, phase: PhaseCallback = no_phase) -> Measurement:

@@ -314,15 +314,20 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def _trials_not_on_disk(session: Any, out: Path) -> int:
     """How many of ``session``'s trials neither the file at ``out`` nor its journal holds (all of
     them when those do not open as this session): what a failed save would lose."""
-    from workbench.core.domain.session import load_session
+    from workbench.core.domain.session import load_session, read_journal
 
+    held: set[tuple[int, str]] = set()
     try:
         on_disk = load_session(out)
-    except (WorkbenchError, OSError):
-        return len(session.trials)
-    if on_disk.id != session.id:
-        return len(session.trials)
-    held = {(trial.index, trial.config.id) for trial in on_disk.trials}
+        if on_disk.id == session.id:
+            held = {(trial.index, trial.config.id) for trial in on_disk.trials}
+    except (WorkbenchError, OSError):  # the file no session (a folder put there): the journal alone, if it is ours
+        try:
+            header, journalled = read_journal(out)
+            if header is not None and header.get("id") == session.id:
+                held = {(trial.index, trial.config.id) for trial in journalled}
+        except (WorkbenchError, OSError):
+            pass
     return sum((trial.index, trial.config.id) not in held for trial in session.trials)
 
 

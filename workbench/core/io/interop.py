@@ -1106,8 +1106,12 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
                     record[kt_name] = float(value)
         # a replayed trial's time is the recording's: stamped "now", thirty replayed configs of
         # two seconds' compile each claimed to have finished within a third of a second today
-        recorded_at = trial.measurement.details.get(RECORDED_AT)
-        finished = recorded_at if isinstance(recorded_at, (int, float)) and math.isfinite(recorded_at) else trial.finished_at
+        if RECORDED_AT in trial.measurement.details:  # a replayed trial: the recording's time, or none
+            recorded_at = trial.measurement.details[RECORDED_AT]
+            good = isinstance(recorded_at, (int, float)) and not isinstance(recorded_at, bool)
+            finished = float(recorded_at) if good and math.isfinite(recorded_at) else None
+        else:
+            finished = trial.finished_at
         if finished:
             stamp = _calendar_stamp(finished)
             if stamp is not None:  # (a time no calendar holds: none written)
