@@ -913,3 +913,28 @@ def test_a_runs_failure_cause_is_printed_inert(cli, tmp_path) -> None:
     done = cli("tune", "saxpy", "--kernel-dir", tmp_path / "k", "--backend", "sim", "--executor", "inline",
                "--budget", "12", "--quiet", "--out", tmp_path / "s.json")
     assert done.returncode == 1 and "\x1b" not in done.stderr and "\\x1b]0;PWNED\\x07 broken" in done.stderr, done.stderr
+
+
+def test_a_file_put_where_the_screenshot_goes_during_the_run_is_not_written_over(tmp_path, capsys) -> None:
+    """The picture's target was checked before the window opened only: a person's file saved there
+    during the run was replaced by the picture, with no backup and nothing said."""
+    from workbench.core.errors import WorkbenchError
+    from workbench.core.io.screenshots import seal
+    from workbench.gui.app import _check_still_replaceable, _file_identity
+
+    target = tmp_path / "shot.png"
+    _check_still_replaceable(target, False, None)  # nothing there: written
+    target.write_text("my own file")
+    checked = _file_identity(target)
+    _check_still_replaceable(target, True, checked)  # the file the command's --force check kept a backup of
+    assert not (tmp_path / "shot.png.bak").exists()
+    target.unlink()
+    target.write_text("my own file, saved during the run")
+    with pytest.raises(WorkbenchError, match="is not a screenshot of this program is there now"):
+        _check_still_replaceable(target, False, None)
+    assert target.read_text() == "my own file, saved during the run"
+    _check_still_replaceable(target, True, None)
+    assert (tmp_path / "shot.png.bak").read_text() == "my own file, saved during the run"
+    assert "kept as shot.png.bak" in capsys.readouterr().err
+    target.write_bytes(seal(_png()))  # one of the program's own pictures: replaced, as before
+    _check_still_replaceable(target, False, None)

@@ -83,4 +83,4 @@ def cmd_gui(args: argparse.Namespace | None) -> int:
         if args.kernel_dir:
             run["kernel_dirs"] = list(args.kernel_dir)
     return gui_main(args.session, run, args.screenshot, args.quit_when_done, args.presentation,
-                    kernel_dirs=args.kernel_dir, tab=args.tab)
+                    kernel_dirs=args.kernel_dir, tab=args.tab, force=args.force)

@@ -81,6 +81,35 @@ def _save_picture(pixmap: Any, path: Path) -> str | None:
     return None
 
 
+def _file_identity(path: Path) -> tuple[int, ...] | None:
+    """What tells the file at ``path`` from another put there since (None: nothing there)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _check_still_replaceable(path: Path, force: bool, checked: tuple[int, ...] | None) -> None:
+    """The picture's file, checked again as it is written: one that appeared there during the run
+    (another than the file ``checked`` when the window opened, which the command's check let it
+    replace) and is no picture of this program's is refused (nothing written), or with ``force``
+    kept as ``FILE.bak`` first, as that check does. It was written over unsaid."""
+    from workbench.core.io.output_files import keep_backup
+    from workbench.core.io.screenshots import is_own_screenshot
+
+    now = _file_identity(path)
+    if now is None or now == checked or is_own_screenshot(path):
+        return
+    if not force:
+        raise WorkbenchError(f"--screenshot {path}: a file that is not a screenshot of this program is there now "
+                             "(it appeared during the run); nothing was written: name another file, or --force "
+                             f"keeps it as {path.name}.bak")
+    kept = keep_backup(path, "--screenshot")
+    print(f"note: --screenshot {path}: the file that appeared there during the run is kept as {kept.name}",
+          file=sys.stderr)
+
+
 def application() -> Any:
     """The process's QApplication (created once, styled)."""
     from PySide6.QtWidgets import QApplication
@@ -308,7 +337,8 @@ def _close_on_signal(window: Any) -> None:
 
 
 def main(session_path: str | None, run: dict | None, screenshot: str | None, quit_when_done: bool,
-         presentation: bool = False, kernel_dirs: Sequence[str] = (), tab: str | None = None) -> int:
+         presentation: bool = False, kernel_dirs: Sequence[str] = (), tab: str | None = None,
+         force: bool = False) -> int:
     """Open the window; optionally load ``session_path`` and/or start ``run`` (keys: kernel, backend,
     strategy, budget, seed, replay, gpu_model, problem, options); with ``screenshot`` save the window as
     PNG once the run (or loading) is complete; with ``quit_when_done`` exit then; ``tab``: the bottom
@@ -329,6 +359,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
     from workbench.gui.settings_store import JsonSettings
 
     automated = bool(quit_when_done or screenshot)
+    checked = _file_identity(Path(screenshot)) if screenshot else None  # as the command's check left it
     try:
         size = _screenshot_size() if automated else SCREEN_SIZE
     except WorkbenchError as exc:  # before any window: nothing to draw at a size that cannot be
@@ -424,6 +455,7 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
             try:  # the same rule as every command's output: a folder that exists, a regular file
                 check_folder(Path(screenshot), "--screenshot")
                 check_regular_or_absent(Path(screenshot), "--screenshot")
+                _check_still_replaceable(Path(screenshot), force, checked)
             except WorkbenchError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 status["code"] = 2
