@@ -980,3 +980,20 @@ def test_a_file_written_over_keeps_its_mode_and_group(tmp_path: Path) -> None:
     path.chmod(0o660)
     atomic_write(path, lambda handle: handle.write('{"a": 1}'))
     assert (os.stat(path).st_gid, os.stat(path).st_mode & 0o777) == (other, 0o660)
+
+
+def test_a_session_cannot_pass_the_simulators_or_a_replays_timings_off_as_measured(tmp_path) -> None:
+    """A simulator's session edited to say "simulated": false was shown as a GPU measurement
+    (show, the window, CSV provenance, the Kernel Tuner cache's mark), and a continued run kept
+    calling the simulator's new trials measured; so was a replay without its flags."""
+    from workbench.core.domain.records import provenance
+    from workbench.core.domain.session import Session, load_session, save_session
+
+    for backend, device, kind in (({"kind": "sim"}, {"name": "Simulated NVIDIA H200", "simulated": False}, "simulated"),
+                                  ({"kind": "replay"}, {"name": "NVIDIA A100", "replayed": False, "recorded": False},
+                                   "replayed"),
+                                  ({"kind": "replay"}, {"name": "NVIDIA A100", "recorded": True}, "recorded"),
+                                  ({"kind": "cuda"}, {"name": "NVIDIA A100"}, "measured")):
+        path = tmp_path / f"{kind}.json"
+        save_session(Session(kernel="k", backend=backend, device=device), path)
+        assert provenance(load_session(path).device) == kind

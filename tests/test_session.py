@@ -707,7 +707,7 @@ def test_session_metadata_records_round_trip_unchanged(tmp_path: Path) -> None:
     from workbench.core.domain.records import provenance
     from workbench.core.domain.session import Session, load_session, save_session
 
-    device = {"name": "Some GPU", "simulated": False, "sm_count": 132, "future_fact": [1, 2]}
+    device = {"name": "Some GPU", "simulated": True, "sm_count": 132, "future_fact": [1, 2]}
     backend = {"kind": "sim", "options": {"kernel": "vector_add", "gpu_model": "H200", "noise": False, "extra": 3}}
     strategy = {"name": "random", "seed": 7, "options": {"batch": 4}, "state": {"told": 2}}
     session = Session(kernel="k", device=device, backend=backend, strategy=strategy)  # type: ignore[arg-type]
@@ -717,7 +717,7 @@ def test_session_metadata_records_round_trip_unchanged(tmp_path: Path) -> None:
     assert (raw["device"], raw["backend"], raw["strategy"]) == (device, backend, strategy)
     loaded = load_session(path)
     assert (loaded.device, loaded.backend, loaded.strategy) == (device, backend, strategy)
-    assert provenance(loaded.device) == "measured"
+    assert provenance(loaded.device) == "simulated"
     assert provenance({"simulated": True, "replayed": True}) == "simulated"
     assert provenance({"replayed": True}) == "replayed" and provenance({}, "replay") == "replayed"
     assert provenance({"recorded": True}) == "recorded"

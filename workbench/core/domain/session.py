@@ -757,6 +757,13 @@ def decode_session(data: Any, source: str) -> Session:
     backend = obj("backend")
     if "kind" in backend and type(backend["kind"]) is not str:
         fail("backend.kind", f"expected text, got {_type_name(backend['kind'])}")
+    # the timings are what the backend made them, whatever the device record says: a simulator's
+    # session with "simulated": false (or a replay's without its flags) was shown, exported and
+    # continued as GPU measurements
+    if backend.get("kind") == "sim" and device.get("simulated") is not True:
+        device = {**device, "simulated": True}
+    elif backend.get("kind") == "replay" and not (device.get("replayed") is True or device.get("recorded") is True):
+        device = {**device, "replayed": True}
     try:
         constraints = Constraints.from_dict(data.get("constraints"))
     except WorkbenchError as exc:
