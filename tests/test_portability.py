@@ -400,6 +400,12 @@ def test_sessions_storing_different_objectives_are_said_to_be_ranked_by_the_firs
     assert note == (f"{tmp_path / 'b.json'} stores another objective (weights latency_ms=1; constraints "
                     f"latency_ms <= 3) than {tmp_path / 'a.json'} (weights latency_ms=1); the first file's, "
                     "with the objective flags over it, ranks every GPU here")
+    # an export of several sessions picks by the first file's objective too, and said so it was not
+    exported = cli("export", tmp_path / "a.json", tmp_path / "b.json", "--format", "json", "--out", "-")
+    assert exported.returncode == 0, exported.stderr
+    assert (f"note: {tmp_path / 'b.json'} stores another objective (weights latency_ms=1; constraints latency_ms <= 3) "
+            f"than {tmp_path / 'a.json'} (weights latency_ms=1); the first file's, with the objective flags over it, "
+            "picks every device's config here") in exported.stderr.splitlines(), exported.stderr
 
 
 def test_a_templates_folder_named_with_kernel_dir_lets_simulated_gpus_predict_it(cli, tmp_path: Path) -> None:

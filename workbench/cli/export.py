@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from workbench.cli.files import check_distinct, check_export_output, note_runs_writing
-from workbench.cli.objective_flags import check_objective_on, objective_from_args
+from workbench.cli.objective_flags import check_objective_on, objective_from_args, other_objective_note
 from workbench.cli.parser import STDOUT, TRIAL_FORMATS
 from workbench.core.domain.assignments import parse_assignments
 from workbench.core.domain.records import Provenance, provenance
@@ -47,6 +47,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = objective_from_args(args, sessions[0], args.sessions[0])
     check_objective_on(constraints, weights, sessions)
+    other = other_objective_note(sessions, args.sessions, "picks every device's config here")
+    if other is not None:  # the order of the files decided the configs unsaid (the file says what ranked them)
+        print(f"note: {printable(other)}", file=sys.stderr)
     to_stdout = args.out == STDOUT
     kept: list[Path] = []
 

@@ -8,7 +8,7 @@ import argparse
 import dataclasses
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Sequence
 
 from workbench.core.domain.assignments import parse_assignment
 from workbench.core.errors import WorkbenchError, printable
@@ -196,3 +196,25 @@ def _objective_warnings(constraints: Any, weights: Any, available: Any, objectiv
 def objective_flags_given(args: argparse.Namespace) -> bool:
     return any(getattr(args, name) is not None for name in ("max_latency_ms", "max_memory_mb", "min_quality")) \
         or bool(args.constraint or args.weight or args.maximize or args.minimize)
+
+
+def other_objective_note(sessions: Sequence[Any], paths: Sequence[Any], what: str) -> str | None:
+    """Where a file after the first stores another objective than the first, that it does and that
+    the first file's (with the objective flags over it) decides ``what`` ("ranks every GPU here"):
+    which file came first otherwise changed the answer unsaid. Compared as they rank: a weight of 0,
+    a direction of a metric not weighed, or max_latency_ms beside the same bound written out are one
+    objective; bounds exactly, as they rank (a limit set with a slider and one typed to six digits
+    differ)."""
+    from workbench.core.domain.objective import objective_text
+
+    stored = [objective_text(s.constraints, s.weights) for s in sessions]
+    other = next((i for i, objective in enumerate(stored) if objective != stored[0]), None)
+    if other is None:
+        return None
+
+    def said(session: Any) -> str:  # (a weighted metric's direction said with it)
+        bounds, weights = objective_text(session.constraints, session.weights, shown=True)
+        return f"weights {weights}" + (f"; constraints {bounds}" if bounds != "none" else "")
+
+    return (f"{paths[other]} stores another objective ({said(sessions[other])}) than {paths[0]} "
+            f"({said(sessions[0])}); the first file's, with the objective flags over it, {what}")

@@ -14,6 +14,7 @@ from workbench.cli.objective_flags import (
     check_objective_on,
     objective_from_args,
     objectives_from_args,
+    other_objective_note,
     stored_objectives_to_show,
 )
 from workbench.cli.streams import print_json
@@ -505,7 +506,6 @@ def estimated_line(session: Session, count: int) -> str:
 
 
 def _show_portability(args: argparse.Namespace) -> int:
-    from workbench.core.domain.objective import objective_text as stored_objective_text
     from workbench.core.domain.portability import format_report, portability_report
     from workbench.core.domain.session import load_session
     from workbench.runner.portability import simulator_predictors
@@ -523,20 +523,9 @@ def _show_portability(args: argparse.Namespace) -> int:
     predictors, notes = simulator_predictors(sessions, at, kernel_dirs=args.kernel_dir)
     report = portability_report(sessions, paths, constraints, weights, predictors=predictors, at=at)
     report.notes += notes
-    # compared as they rank: a weight of 0, a direction of a metric not weighed, or max_latency_ms
-    # beside the same bound written out are one objective
-    # (compared exactly, as bounds rank: a limit set with a slider and one typed to six digits differ)
-    stored = [stored_objective_text(s.constraints, s.weights) for s in sessions]
-    other = next((i for i, objective in enumerate(stored) if objective != stored[0]), None)
-    if other is not None:  # (which file comes first would otherwise decide the answer unsaid)
-
-        def said(session: Any) -> str:  # (a weighted metric's direction said with it)
-            bounds, weights = stored_objective_text(session.constraints, session.weights, shown=True)
-            return f"weights {weights}" + (f"; constraints {bounds}" if bounds != "none" else "")
-
-        report.notes.append(f"{paths[other]} stores another objective ({said(sessions[other])}) than "
-                            f"{paths[0]} ({said(sessions[0])}); the first file's, with the objective flags "
-                            "over it, ranks every GPU here")
+    note = other_objective_note(sessions, paths, "ranks every GPU here")
+    if note is not None:
+        report.notes.append(note)
     if args.json:
         print_json(report.to_dict())
         return 0
