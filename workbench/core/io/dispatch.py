@@ -112,7 +112,7 @@ class DispatchPlan:
         """The config index the decision list picks for ``size`` (the generated code's rule)."""
         if isinstance(size, bool) or not isinstance(size, (numbers.Real, decimal.Decimal)):
             raise TypeError(f"size must be a number, got {size!r}")
-        if size != size:
+        if isinstance(size, decimal.Decimal) and size.is_nan() or size != size:  # (a signalling NaN raises on !=)
             raise ValueError("size is NaN: no range holds it")
         for r in self.ranges:
             if r.upper is None or size < r.upper:
@@ -758,7 +758,9 @@ def dispatch_py(plan: DispatchPlan) -> str:
         '    """The index into CONFIGS for ``size``."""',
         "    if isinstance(size, bool) or not isinstance(size, (numbers.Real, decimal.Decimal)):  # '4096', None",
         '        raise TypeError(f"size must be a number, got {size!r}")',
-        "    if size != size:  # NaN compares false with every bound and would get the last range",
+        "    # NaN compares false with every bound and would get the last range (a Decimal's signalling NaN",
+        "    # raises on any comparison: asked first)",
+        "    if isinstance(size, decimal.Decimal) and size.is_nan() or size != size:",
         '        raise ValueError("size is NaN: no range holds it")',
         "    for upper, index in RANGES:",
         "        if upper is None or size < upper:",
