@@ -938,3 +938,16 @@ def test_a_file_put_where_the_screenshot_goes_during_the_run_is_not_written_over
     assert "kept as shot.png.bak" in capsys.readouterr().err
     target.write_bytes(seal(_png()))  # one of the program's own pictures: replaced, as before
     _check_still_replaceable(target, False, None)
+
+
+def test_an_export_whose_name_says_another_kind_of_file_is_said(cli, tmp_path) -> None:
+    """--format dispatch --out d.py wrote a C header where a Python module was, with no word: the
+    file then no longer imported."""
+    session = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "2", "--quiet",
+               "--out", session).returncode == 0
+    done = cli("export", session, "--format", "json", "--out", tmp_path / "x.py")
+    assert done.returncode == 0 and (f"note: --out {tmp_path / 'x.py'}: a .py name for --format json, which writes "
+                                     "JSON (a .json name fits it)") in done.stderr.splitlines(), done.stderr
+    for fmt, name in (("header", "x.cuh"), ("header", "x.h"), ("cuda", "x.cu"), ("json", "x.txt")):
+        assert "note: --out" not in cli("export", session, "--format", fmt, "--out", tmp_path / name).stderr

@@ -33,6 +33,24 @@ def format_by_suffix(out: str) -> str:
     return fmt
 
 
+#: What each format writes, and what the usual suffixes name: an explicit --format whose text is
+#: another kind than --out's suffix names is said (a C header in d.py no longer imports).
+_FORMAT_KIND = {"header": "C", "cuda": "CUDA C", "dispatch": "C", "json": "JSON", "kt-cache": "JSON", "cupy": "Python",
+                "dispatch-py": "Python", "csv": "CSV"}
+_SUFFIX_KIND = {".h": "C", ".hpp": "C", ".cuh": "C", ".cu": "CUDA C", ".json": "JSON", ".py": "Python", ".csv": "CSV"}
+_KIND_SUFFIX = {"C": ".h", "CUDA C": ".cu", "JSON": ".json", "Python": ".py", "CSV": ".csv"}
+
+
+def suffix_note(out: str, fmt: str) -> str | None:
+    """Why ``out``'s name misleads about the ``fmt`` it gets, or None (no known suffix, or a fitting one)."""
+    named = _SUFFIX_KIND.get(Path(out).suffix.lower()) if out != STDOUT else None
+    kind = _FORMAT_KIND.get(fmt)
+    if named is None or kind is None or named == kind or {named, kind} == {"C", "CUDA C"}:
+        return None
+    return (f"--out {out}: a {Path(out).suffix} name for --format {fmt}, which writes {kind} "
+            f"(a {_KIND_SUFFIX[kind]} name fits it)")
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.domain.session import load_session
     from workbench.core.io.dispatch import DEFAULT_TOLERANCE, export_dispatch, render_dispatch
@@ -40,6 +58,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.export_seal import unchanged_export
 
     args.format = args.format or format_by_suffix(args.out)
+    misnamed = suffix_note(args.out, args.format)
+    if misnamed is not None:
+        print(f"note: {printable(misnamed)}", file=sys.stderr)
     check_distinct(args.sessions)
     note_runs_writing(args.sessions, "this export")
     if args.format in TRIAL_FORMATS:
