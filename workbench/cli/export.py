@@ -58,13 +58,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     from workbench.core.io.export_seal import unchanged_export
 
     args.format = args.format or format_by_suffix(args.out)
-    misnamed = suffix_note(args.out, args.format)
-    if misnamed is not None:
-        print(f"note: {printable(misnamed)}", file=sys.stderr)
+    misnamed = suffix_note(args.out, args.format)  # said once written (a refusal stays one line)
     check_distinct(args.sessions)
     note_runs_writing(args.sessions, "this export")
     if args.format in TRIAL_FORMATS:
-        return _export_trials(args)
+        code = _export_trials(args)
+        if misnamed is not None:
+            print(f"note: {printable(misnamed)}", file=sys.stderr)
+        return code
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = objective_from_args(args, sessions[0], args.sessions[0])
     check_objective_on(constraints, weights, sessions)
@@ -123,6 +124,8 @@ def cmd_export(args: argparse.Namespace) -> int:
                   f"estimated while its compile was pending, and refining can change the pick: "
                   f"{refine or 'refine the session (tune --resume --out SESSION --refine-only)'}, then export again",
                   file=sys.stderr)
+    if misnamed is not None:
+        print(f"note: {printable(misnamed)}", file=sys.stderr)
     if to_stdout:  # the text alone on stdout, so a pipe or a redirect gets a clean file
         sys.stdout.write(text)
         print(summary + " -> standard output", file=sys.stderr)
