@@ -312,6 +312,25 @@ def test_presentation_mode_keeps_the_size_view_readable(window, qtbot, tmp_path,
         assert view._cell_text[0].textItem.font().pointSizeF() > normal_cells
 
 
+def test_presentation_mode_keeps_a_seven_size_matrix_readable_and_scrolls_it(window, qtbot, tmp_path) -> None:
+    """In presentation mode at 1440x900 a matrix of seven sizes was squeezed to 210 x 115 pixels: its
+    figures got smaller than at normal size and five of its seven size labels were left out. It
+    keeps cells the figures fit and scrolls instead, as the left column does."""
+    path = _sweep(tmp_path / "s.json", "softmax", {"rows": [16, 64, 512, 2048, 4096, 32768, 131072]}, 1)
+    window.open_session(path)
+    window.bottom_tabs.setCurrentWidget(window.size_view)
+    _settle(qtbot, window)
+    view = window.size_view
+    assert all(view.matrix_y.shown_labels())
+    normal_cells = view._cell_text[0].textItem.font().pointSizeF()
+    scrolled = view.matrix_scroll.verticalScrollBar().isVisible() if hasattr(view, "matrix_scroll") else None
+    window.zoom.presentation_action.setChecked(True)
+    _settle(qtbot, window)
+    assert view._cell_text and view._cell_text[0].textItem.font().pointSizeF() >= normal_cells
+    assert all(view.matrix_y.shown_labels()), view.matrix_y.shown_labels()  # every size named
+    assert scrolled is False  # (at normal size it fits the pane whole)
+
+
 def test_a_grid_sweep_draws_every_size_at_a_point_of_its_own(window, qtbot, tmp_path) -> None:
     path = _sweep(tmp_path / "g.json", "softmax", {"rows": [1024, 16384], "cols": [256, 1024, 4096]}, 2)
     window.open_session(path)

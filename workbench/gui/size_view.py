@@ -53,6 +53,7 @@ SERIES_SYMBOLS = (("o", "&#9679;"), ("s", "&#9632;"), ("d", "&#9670;"), ("t1", "
                   ("star", "&#9733;"))
 SERIES_DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 PLOT_LINES = 8  # the latency plot's least height, in lines of the view's font
+MATRIX_CELLS = 12  # the most sizes a side of the matrix keeps room for figures for (it scrolls beyond the pane)
 
 Cells = list[tuple[Mapping[str, Any], Config]]
 
@@ -185,12 +186,20 @@ class SizeView(QWidget):
         self._cell_text: list[pg.TextItem] = []
         self.matrix_plot.getViewBox().sigResized.connect(self._fit_cell_text)
         self.matrix_plot.scene().sigMouseMoved.connect(self._on_matrix_hover)
+        # The matrix keeps cells large enough for their figures in the view's font and scrolls when
+        # the pane is smaller (presentation mode on a small screen), as the left column does: it
+        # was squeezed to a 210 x 115 pixel matrix whose figures got smaller than at normal size,
+        # and most of its size labels were left out. Its title stays above, wrapped to the pane.
+        self.matrix_scroll = QScrollArea()
+        self.matrix_scroll.setWidget(self.matrix_plot)
+        self.matrix_scroll.setWidgetResizable(True)
+        self.matrix_scroll.setFrameShape(QFrame.Shape.NoFrame)
         right = QWidget()
         right_layout = QVBoxLayout(right)
         right_layout.setContentsMargins(0, 0, 0, 0)
         right_layout.setSpacing(2)
         right_layout.addWidget(self.matrix_title)
-        right_layout.addWidget(self.matrix_plot, 1)
+        right_layout.addWidget(self.matrix_scroll, 1)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.left_scroll)
@@ -234,10 +243,20 @@ class SizeView(QWidget):
             self._draw()
 
     def _fit_to_font(self) -> None:
-        line = QFontMetricsF(self.font()).height()
+        metrics = QFontMetricsF(self.font())
+        line = metrics.height()
         self.latency_plot.setMinimumHeight(int(PLOT_LINES * line))
         rows = max(1, len(self.layout_.series)) if self.layout_ is not None else 1
         self.band_plot.setFixedHeight(int((1.25 * rows + 2.2) * line))
+        # each cell wide enough for "100" and high enough for a line of the view's font, up to
+        # MATRIX_CELLS cells a side (a larger sweep's figures are left out anyway, its colours tell);
+        # the axes' labels and titles take three lines and a half more
+        cells = min(len(getattr(self, "rows", ())), MATRIX_CELLS)
+        if cells:
+            self.matrix_plot.setMinimumSize(int(cells * 1.4 * metrics.horizontalAdvance("100") + 3.5 * line),
+                                            int(cells * 1.2 * line + 3.5 * line))
+        else:
+            self.matrix_plot.setMinimumSize(0, 0)
 
     def refresh(self) -> None:
         """Recompute the rows, bands and matrix from the model's session and redraw."""
