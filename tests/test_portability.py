@@ -406,6 +406,9 @@ def test_sessions_storing_different_objectives_are_said_to_be_ranked_by_the_firs
     assert (f"note: {tmp_path / 'b.json'} stores another objective (weights latency_ms=1; constraints latency_ms <= 3) "
             f"than {tmp_path / 'a.json'} (weights latency_ms=1); the first file's, with the objective flags over it, "
             "picks every device's config here") in exported.stderr.splitlines(), exported.stderr
+    refused = cli("export", tmp_path / "a.json", tmp_path / "b.json", "--format", "json", "--tolerance", "0.1",
+                  "--out", "-")
+    assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr  # a refusal: one line
 
 
 def test_a_templates_folder_named_with_kernel_dir_lets_simulated_gpus_predict_it(cli, tmp_path: Path) -> None:

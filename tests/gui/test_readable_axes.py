@@ -329,6 +329,14 @@ def test_presentation_mode_keeps_a_seven_size_matrix_readable_and_scrolls_it(win
     assert view._cell_text and view._cell_text[0].textItem.font().pointSizeF() >= normal_cells
     assert all(view.matrix_y.shown_labels()), view.matrix_y.shown_labels()  # every size named
     assert scrolled is False  # (at normal size it fits the pane whole)
+    # a larger sweep fills the pane as it always did, figures drawn where they fit: at normal size
+    # fifteen sizes fitted whole, and a least cell size for all of them made the matrix scroll
+    window.zoom.presentation_action.setChecked(False)
+    path = _sweep(tmp_path / "l.json", "softmax", {"rows": [16 << k for k in range(12)]}, 1)
+    window.open_session(path)
+    _settle(qtbot, window)
+    assert not view.matrix_scroll.verticalScrollBar().isVisible()
+    assert not view.matrix_scroll.horizontalScrollBar().isVisible()
 
 
 def test_a_grid_sweep_draws_every_size_at_a_point_of_its_own(window, qtbot, tmp_path) -> None:

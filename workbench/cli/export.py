@@ -69,9 +69,9 @@ def cmd_export(args: argparse.Namespace) -> int:
     sessions = [load_session(path) for path in args.sessions]
     constraints, weights = objective_from_args(args, sessions[0], args.sessions[0])
     check_objective_on(constraints, weights, sessions)
+    # the order of the files decided the configs unsaid (the file says what ranked them); said once
+    # written, with the note on the suffix (a refusal stays one line)
     other = other_objective_note(sessions, args.sessions, "picks every device's config here")
-    if other is not None:  # the order of the files decided the configs unsaid (the file says what ranked them)
-        print(f"note: {printable(other)}", file=sys.stderr)
     to_stdout = args.out == STDOUT
     kept: list[Path] = []
 
@@ -124,8 +124,9 @@ def cmd_export(args: argparse.Namespace) -> int:
                   f"estimated while its compile was pending, and refining can change the pick: "
                   f"{refine or 'refine the session (tune --resume --out SESSION --refine-only)'}, then export again",
                   file=sys.stderr)
-    if misnamed is not None:
-        print(f"note: {printable(misnamed)}", file=sys.stderr)
+    for said in (other, misnamed):
+        if said is not None:
+            print(f"note: {printable(said)}", file=sys.stderr)
     if to_stdout:  # the text alone on stdout, so a pipe or a redirect gets a clean file
         sys.stdout.write(text)
         print(summary + " -> standard output", file=sys.stderr)

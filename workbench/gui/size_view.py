@@ -53,7 +53,7 @@ SERIES_SYMBOLS = (("o", "&#9679;"), ("s", "&#9632;"), ("d", "&#9670;"), ("t1", "
                   ("star", "&#9733;"))
 SERIES_DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 PLOT_LINES = 8  # the latency plot's least height, in lines of the view's font
-MATRIX_CELLS = 12  # the most sizes a side of the matrix keeps room for figures for (it scrolls beyond the pane)
+MATRIX_CELLS = 8  # the most sizes whose matrix keeps room for its figures (scrolling beyond the pane)
 
 Cells = list[tuple[Mapping[str, Any], Config]]
 
@@ -248,11 +248,11 @@ class SizeView(QWidget):
         self.latency_plot.setMinimumHeight(int(PLOT_LINES * line))
         rows = max(1, len(self.layout_.series)) if self.layout_ is not None else 1
         self.band_plot.setFixedHeight(int((1.25 * rows + 2.2) * line))
-        # each cell wide enough for "100" and high enough for a line of the view's font, up to
-        # MATRIX_CELLS cells a side (a larger sweep's figures are left out anyway, its colours tell);
-        # the axes' labels and titles take three lines and a half more
-        cells = min(len(getattr(self, "rows", ())), MATRIX_CELLS)
-        if cells:
+        # each cell wide enough for "100" and high enough for a line of the view's font, for a sweep
+        # of up to MATRIX_CELLS sizes (a larger one fills the pane as it is, its figures drawn where
+        # they fit: its colours tell); the axes' labels and titles take three lines and a half more
+        cells = len(getattr(self, "rows", ()))
+        if 0 < cells <= MATRIX_CELLS:
             self.matrix_plot.setMinimumSize(int(cells * 1.4 * metrics.horizontalAdvance("100") + 3.5 * line),
                                             int(cells * 1.2 * line + 3.5 * line))
         else:
