@@ -423,3 +423,24 @@ def test_the_size_field_names_every_size_parameter_compared(window, cli, tmp_pat
     window.bottom_tabs.setCurrentWidget(view)
     view.refresh()
     assert view.at.placeholderText() == "at size: m=4096, n=4096, k=4096"
+
+
+def test_the_slots_the_gpus_best_configs_differ_in_come_first_in_their_cells(window, tmp_path: Path) -> None:
+    """A narrow config column cut each config after its first slots: two GPUs' bests that differed
+    only in the last slot read the same."""
+    space = SearchSpace([Slot("block", (32, 64), "launch"), Slot("tile", (1, 2), "memory"),
+                         Slot("unroll", (1, 4), "compute")])
+    paths = []
+    for name, fastest in (("GPU A", {"block": 64, "tile": 2, "unroll": 1}), ("GPU B", {"block": 64, "tile": 2, "unroll": 4})):
+        session = Session(kernel="k", kind="recording", space=space, device={"name": name, "recorded": True})
+        for i, config in enumerate(space):
+            latency = 1.0 if config.to_dict() == fastest else 2.0 + i
+            session.add(Trial(i, config, Measurement(Status.OK, {"latency_ms": latency})))
+        paths.append(tmp_path / f"{len(paths)}.json")
+        save_session(session, paths[-1])
+    window.open_session(paths[0])
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions([str(paths[1])])
+    configs = [row[-1] for row in view.table_texts()]
+    assert configs == ["unroll=1, block=64, tile=2", "unroll=4, block=64, tile=2"], configs

@@ -49,6 +49,9 @@ def test_a_sort_and_a_filter_keep_the_selected_trial_selected(own_metrics_window
     assert _shown(results) == [3] and results.selected_row() is None  # its row is gone from the view
     results.proxy.set_slot_filter("")
     assert sorted(_shown(results)) == list(range(12))
+    # the trial still selected is the current row again (it stayed unmarked, and selecting it again
+    # did nothing, as it still was the model's selection)
+    assert results.selected_row() == 7 and model.selected == 7
     # the sort holds after a filter
     shown = _shown(results)
     assert [table.raw(r, "metric:merit") for r in shown] == sorted((table.raw(r, "metric:merit") for r in shown), reverse=True)

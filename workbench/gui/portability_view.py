@@ -398,13 +398,19 @@ class PortabilityView(QWidget):
             header = self.table.verticalHeaderItem(i)
             if header is not None:
                 header.setToolTip(plain_tip(f"the best config measured on {device}"))
+        # the slots the GPUs' best configs differ in first: a narrow column cut them off, and two
+        # rows that differed in the last slot read the same (the cell's tool tip has it whole)
+        configs = [best.config.to_dict() for best in report.bests]
+        varying = [name for name in configs[0] if len({repr(c.get(name)) for c in configs}) > 1] if configs else []
         for i, (best, row) in enumerate(zip(report.bests, report.matrix)):
             known = [c.fraction for c in row if c.fraction is not None]
             worst = min(known) if len(known) == len(row) else None
             self.table.setItem(i, 0, self._cell_item(Cell(worst, "measured") if worst is not None else Cell(None, "missing")))
             for j, cell in enumerate(row):
                 self.table.setItem(i, j + 1, self._cell_item(cell))
-            self.table.setItem(i, n + 1, QTableWidgetItem(config_text(best.config.to_dict())))
+            config = best.config.to_dict()
+            ordered = {**{k: config[k] for k in varying if k in config}, **config}
+            self.table.setItem(i, n + 1, QTableWidgetItem(config_text(ordered)))
         self.table.resizeColumnsToContents()
         self._fit_table_height()
         pick = report.portable

@@ -727,6 +727,10 @@ class ResultsTable(QWidget):
         layout.addWidget(self.view)
         self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
         model.selection_changed.connect(self._on_selection_changed)
+        # the selected trial is the table's current row again once a filter that hid it is changed
+        # or cleared: its row had been dropped, and selecting the trial again changed nothing (it
+        # still was the model's selection), so only the card's Show in table brought it back
+        self.proxy.layoutChanged.connect(lambda *_: self._on_selection_changed(self.model.selected))
         model.ranking_changed.connect(self._on_ranking_changed)
         model.objective_changed.connect(self.proxy.follow_objective)
         self.table_model.modelReset.connect(self._fit_columns)
