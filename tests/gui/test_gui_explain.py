@@ -581,6 +581,21 @@ def test_an_exported_comparison_labels_each_kind_of_timing_it_overlays(shown, tm
         in " ".join(text.split())
 
 
+def test_a_comparison_label_calls_an_import_recorded_and_a_replay_replayed() -> None:
+    """An import of a Kernel Tuner cache (of the replay backend) was labelled REPLAY in the exported
+    comparison, while the same picture's legend, the status bar and show called it recorded."""
+    from types import SimpleNamespace
+
+    from workbench.gui.comparison import comparison_timing_label
+
+    replay = SimpleNamespace(device={"name": "A4000", "replayed": True}, backend={"kind": "replay"})
+    imported = SimpleNamespace(device={"name": "A100", "recorded": True}, backend={"kind": "replay"})
+    simulated = SimpleNamespace(device={"name": "H200", "simulated": True}, backend={"kind": "sim"})
+    assert comparison_timing_label([replay, imported, simulated], "REPLAY: ...") == (
+        "SIMULATED: session 3 modelled, not measured; REPLAY: session 1 recorded earlier, not measured now; "
+        "RECORDED: session 2 measured earlier, not now")
+
+
 def test_compare_curves_fall_only_to_configs_the_constraints_admit(shown, tmp_path):
     """The curves took every successful trial: under a constraint that excludes the fastest config
     they ended below the recommendation the card showed beside them, for the open session and for

@@ -137,9 +137,9 @@ def comparison_timing_label(sessions: Sequence[Session], shown: str) -> str:
     are of its kind; else each kind that is not a measurement with the sessions it covers
     ("SIMULATED: session 2 modelled, not measured; REPLAY: session 1 recorded earlier, ..."). A
     simulated curve exported under the open replay's "REPLAY" label passed for a recording."""
-    kinds = [provenance(device_info(session.device or {}),
-                        session.backend.get("kind") if isinstance(session.backend, dict) else None)
-             for session in sessions]
+    # (the device's flags, as the legend reads them: a session's load sets them from its backend,
+    # and an import, of the replay backend, is a recording, not a replay)
+    kinds = [provenance(device_info(session.device or {})) for session in sessions]
     if len(set(kinds)) <= 1:
         return shown
     parts = []
