@@ -649,3 +649,33 @@ def test_compiler_text_in_the_table_is_escaped_and_cut(tmp_path) -> None:
     (line,) = [line for line in table.splitlines() if "#warning" in line]
     assert "\x1b" not in table and "\\x1b]0;PWNED\\x07\\x1b[2J evil" in line
     assert len(line) <= len("vector_add: ") + MAX_LINE_CHARS + 1 and line.endswith("…")
+
+
+def test_a_stop_of_check_kernels_is_taken_at_once_and_drops_the_queued_compiles(monkeypatch) -> None:
+    """A Ctrl-C reaches the main thread only while it runs: waiting on one compile's result, it was
+    taken when that compile ended, and the queue's other compiles kept starting meanwhile (13 s for
+    the convolution's sample)."""
+    import _thread
+    import threading
+    import time
+
+    from workbench.core.model import checks
+
+    release, started = threading.Event(), []
+
+    def a_long_compile(*args, **kwargs):
+        started.append(1)
+        release.wait(10)  # (a compile NVRTC cannot be stopped in)
+        return compile_cuda(*args, **kwargs)
+
+    monkeypatch.setattr(checks, "compile_cuda", a_long_compile)
+    threading.Timer(0.3, _thread.interrupt_main).start()
+    began = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            check_kernels(load_templates(), sample=6, kernel="vector_add", workers=1)
+        assert time.perf_counter() - began < 5  # not when the compile in hand ends, 10 s on
+    finally:
+        release.set()
+    time.sleep(0.2)
+    assert len(started) == 1  # the queued ones were dropped

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
@@ -94,7 +94,8 @@ def check_kernels(
     results: list[CheckResult] = []
     started = time.perf_counter()
     per_template = 1 + sample
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+    pool = ThreadPoolExecutor(max_workers=max(1, workers))
+    try:
         for number, template in enumerate(ordered, 1):
             if progress is not None:
                 progress(CheckProgress(template.name, number, len(ordered), None, time.perf_counter() - started, None))
@@ -107,6 +108,10 @@ def check_kernels(
                 # Cached configs cost nothing; the rest cost what the uncached ones cost so far.
                 eta = elapsed / compiled * left if compiled else (0.0 if number == len(ordered) else None)
                 progress(CheckProgress(template.name, number, len(ordered), result, elapsed, eta))
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # a stop does not wait for the compile in hand
+        raise
+    pool.shutdown()
     return results
 
 
@@ -195,9 +200,9 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
     except WorkbenchError as exc:
         return CheckResult(template.name, 0, problem=str(exc))
     options = template.nvrtc_options
-    results: list[CompileResult] = list(
-        pool.map(lambda src: compile_cuda(src, arch=arch, options=options, name=f"{template.name}.cu", entry=template.entry), sources)
-    )
+    futures = [pool.submit(compile_cuda, src, arch=arch, options=options, name=f"{template.name}.cu",
+                           entry=template.entry) for src in sources]
+    results = _results_of(futures)
     good = [r for r in results if r.ok]
     failures: list[tuple[str, str]] = []
     failed_values: dict[str, dict[str, Any]] = {}
@@ -230,6 +235,25 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         failed_values=failed_values,
         warnings=tuple(dict.fromkeys(warnings)),
     )
+
+
+#: How often (seconds) the wait for compiles looks up, so that a stop is taken at once.
+POLL_S = 0.2
+
+
+def _results_of(futures: Sequence[Future[CompileResult]]) -> list[CompileResult]:
+    """The futures' results in order, waited for in short steps: a stop (Ctrl+C) reaches the main
+    thread only between them, and the compiles still queued are then dropped. Waiting on each result
+    in turn, the stop waited for the compile in hand and the queue's other compiles kept starting
+    (13 s for the convolution's sample after the person asked to stop)."""
+    try:
+        while not all(future.done() for future in futures):
+            wait(futures, timeout=POLL_S, return_when=FIRST_EXCEPTION)
+        return [future.result() for future in futures]
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
 
 
 #: Valid configs whose blocks are compared to find the largest one :func:`_largest_block` adds.
