@@ -681,6 +681,16 @@ def test_every_record_carries_every_timing_kernel_tuner_writes(tmp_path: Path) -
     session.add(Trial(1, space.config({"block": 64}), Measurement.failure(Status.RUNTIME_ERROR, "x"), 0.0, 1.0))
     export_kt_cache(session, tmp_path / "out.json")
     assert "timestamp" not in json.loads((tmp_path / "out.json").read_text())["cache"]["32"]  # true is no time
+    # a failure that took time (a timeout) has all five, its compile time 0 too: an import reads a
+    # failure's figures as no measurement to rank by
+    timed_out = Trial(1, space.config({"block": 64}), Measurement.failure(Status.TIMEOUT, "x"), 0.0, 1.0,
+                      timings={"total_s": 0.0067})
+    session.trials[1] = timed_out
+    export_kt_cache(session, tmp_path / "timeout.json")
+    record = json.loads((tmp_path / "timeout.json").read_text())["cache"]["64"]
+    assert all(record[name] == 0.0 for name in ("compile_time", "verification_time", "benchmark_time",
+                                                "strategy_time", "framework_time")), record
+    assert "compile_s" not in import_kt_cache(tmp_path / "timeout.json").trials[1].measurement.metrics
     timed, untimed = json.loads((tmp_path / "out.json").read_text())["cache"].values()
     timings = ("compile_time", "verification_time", "benchmark_time", "strategy_time", "framework_time")
     assert {name: timed[name] for name in timings} == {"compile_time": 250.0, "verification_time": 0.0,
