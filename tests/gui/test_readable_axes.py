@@ -337,6 +337,11 @@ def test_presentation_mode_keeps_a_seven_size_matrix_readable_and_scrolls_it(win
     _settle(qtbot, window)
     assert not view.matrix_scroll.verticalScrollBar().isVisible()
     assert not view.matrix_scroll.horizontalScrollBar().isVisible()
+    # zoomed, it keeps figure-sized cells too (going from 8 to 9 sizes dropped them to 5 pt)
+    window.zoom.presentation_action.setChecked(True)
+    _settle(qtbot, window)
+    assert view._cell_text and view._cell_text[0].textItem.font().pointSizeF() >= normal_cells
+    assert all(view.matrix_y.shown_labels())
 
 
 def test_a_grid_sweep_draws_every_size_at_a_point_of_its_own(window, qtbot, tmp_path) -> None:

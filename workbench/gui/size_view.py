@@ -23,7 +23,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
 from PySide6.QtGui import QFont, QFontMetricsF
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.sizes import sweep_progress
@@ -54,6 +54,7 @@ SERIES_SYMBOLS = (("o", "&#9679;"), ("s", "&#9632;"), ("d", "&#9670;"), ("t1", "
 SERIES_DASHES = (Qt.PenStyle.SolidLine, Qt.PenStyle.DashLine, Qt.PenStyle.DotLine, Qt.PenStyle.DashDotLine)
 PLOT_LINES = 8  # the latency plot's least height, in lines of the view's font
 MATRIX_CELLS = 8  # the most sizes whose matrix keeps room for its figures (scrolling beyond the pane)
+ZOOMED_MATRIX_CELLS = 24  # the same in a zoomed window (a matrix of 65,536 cells is drawn without figures)
 
 Cells = list[tuple[Mapping[str, Any], Config]]
 
@@ -249,10 +250,13 @@ class SizeView(QWidget):
         rows = max(1, len(self.layout_.series)) if self.layout_ is not None else 1
         self.band_plot.setFixedHeight(int((1.25 * rows + 2.2) * line))
         # each cell wide enough for "100" and high enough for a line of the view's font, for a sweep
-        # of up to MATRIX_CELLS sizes (a larger one fills the pane as it is, its figures drawn where
-        # they fit: its colours tell); the axes' labels and titles take three lines and a half more
+        # of up to MATRIX_CELLS sizes; zoomed (presentation mode), where the pane is smaller than the
+        # normal layout gives the matrix, for up to ZOOMED_MATRIX_CELLS, so a zoom never makes its
+        # figures smaller than at normal size (a larger sweep fills the pane as it is, its figures
+        # drawn where they fit: its colours tell). The axes' labels and titles take 3.5 lines more.
         cells = len(getattr(self, "rows", ()))
-        if 0 < cells <= MATRIX_CELLS:
+        zoomed = self.font().pointSizeF() > 1.05 * QApplication.font().pointSizeF()
+        if 0 < cells <= (ZOOMED_MATRIX_CELLS if zoomed else MATRIX_CELLS):
             self.matrix_plot.setMinimumSize(int(cells * 1.4 * metrics.horizontalAdvance("100") + 3.5 * line),
                                             int(cells * 1.2 * line + 3.5 * line))
         else:
