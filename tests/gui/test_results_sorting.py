@@ -47,6 +47,13 @@ def test_a_sort_and_a_filter_keep_the_selected_trial_selected(own_metrics_window
     assert _shown(results) == [7] and results.selected_row() == 7
     results.proxy.set_slot_filter("i=3")
     assert _shown(results) == [3] and results.selected_row() is None  # its row is gone from the view
+    results.view.setCurrentIndex(results.proxy.index(0, 0))  # the person clicks trial 3
+    assert model.selected == 3
+    model.select(7)  # and then trial 7 on a chart, which the filter hides: trial 3 is no longer marked
+    assert results.selected_row() is None
+    results.view.setCurrentIndex(results.proxy.index(0, 0))  # a click on trial 3 chooses it again
+    assert model.selected == 3
+    model.select(7)
     results.proxy.set_slot_filter("")
     assert sorted(_shown(results)) == list(range(12))
     # the trial still selected is the current row again (it stayed unmarked, and selecting it again

@@ -920,7 +920,11 @@ class ResultsTable(QWidget):
         if row is None:
             return
         proxy_index = self.proxy.mapFromSource(self.table_model.index(row, 0))
-        if proxy_index.isValid() and self.view.currentIndex().row() != proxy_index.row():
+        if not proxy_index.isValid():
+            # the trial chosen (on a chart) is one the filters hide: no other row stays marked, as if
+            # chosen, and a click on that row chooses it again (a click on the marked row did nothing)
+            self.view.selectionModel().clear()
+        elif self.view.currentIndex().row() != proxy_index.row():
             self.view.setCurrentIndex(proxy_index)
             self.view.scrollTo(proxy_index)
 
