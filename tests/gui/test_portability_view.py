@@ -444,3 +444,14 @@ def test_the_slots_the_gpus_best_configs_differ_in_come_first_in_their_cells(win
     view.add_sessions([str(paths[1])])
     configs = [row[-1] for row in view.table_texts()]
     assert configs == ["unroll=1, block=64, tile=2", "unroll=4, block=64, tile=2"], configs
+
+
+def test_the_slots_that_tell_three_or_more_configs_apart_are_chosen_pair_by_pair() -> None:
+    """Three GPUs' bests where every slot differs somewhere, two of them only in the last slot: that
+    slot stayed last, and those two rows read the same in a narrow column."""
+    from workbench.gui.portability_view import telling_apart
+
+    configs = [dict(zip("abcde", values)) for values in ((32, 4, 1, 3, 1), (256, 1, 2, 4, 0), (256, 1, 2, 4, 1))]
+    assert telling_apart(configs) == ["a", "e"]
+    assert telling_apart(configs[:1]) == [] and telling_apart([]) == []
+    assert telling_apart([{"a": 1, "b": 2}, {"a": 1, "b": 2}]) == []  # alike: nothing tells them apart

@@ -12,7 +12,7 @@ when the GPU is not known at build time. Computed when the tab is shown, not per
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from PySide6.QtCore import QTimer, Qt
 from PySide6.QtGui import QBrush, QColor, QFont
@@ -398,10 +398,9 @@ class PortabilityView(QWidget):
             header = self.table.verticalHeaderItem(i)
             if header is not None:
                 header.setToolTip(plain_tip(f"the best config measured on {device}"))
-        # the slots the GPUs' best configs differ in first: a narrow column cut them off, and two
-        # rows that differed in the last slot read the same (the cell's tool tip has it whole)
-        configs = [best.config.to_dict() for best in report.bests]
-        varying = [name for name in configs[0] if len({repr(c.get(name)) for c in configs}) > 1] if configs else []
+        # the slots that tell the GPUs' best configs apart first: a narrow column cut them off, and
+        # two rows that differed in the last slot read the same (the cell's tool tip has it whole)
+        varying = telling_apart([best.config.to_dict() for best in report.bests])
         for i, (best, row) in enumerate(zip(report.bests, report.matrix)):
             known = [c.fraction for c in row if c.fraction is not None]
             worst = min(known) if len(known) == len(row) else None
@@ -462,6 +461,26 @@ class PortabilityView(QWidget):
         """The table as shown (tests)."""
         return [[item.text() if (item := self.table.item(r, c)) is not None else ""
                  for c in range(self.table.columnCount())] for r in range(self.table.rowCount())]
+
+
+def telling_apart(configs: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Slots, in order, that tell every two of ``configs`` apart, chosen greedily: each time the
+    slot that separates most of the pairs not yet told apart (the earlier slot on a tie). Counting where the
+    configs differ at all is no help when every slot differs somewhere: three configs that
+    differed only in their last slot, two of them, kept that slot last."""
+    names = list(configs[0]) if configs else []
+    pairs = {(i, j) for i in range(len(configs)) for j in range(i + 1, len(configs))}
+    chosen: list[str] = []
+    while pairs:
+        def separates(name: str) -> int:
+            return sum(repr(configs[i].get(name)) != repr(configs[j].get(name)) for i, j in pairs)
+
+        best = max((name for name in names if name not in chosen), key=separates, default=None)
+        if best is None or separates(best) == 0:
+            break
+        chosen.append(best)
+        pairs = {(i, j) for i, j in pairs if repr(configs[i].get(best)) == repr(configs[j].get(best))}
+    return chosen
 
 
 def _short_devices(names: Sequence[str]) -> list[str]:
