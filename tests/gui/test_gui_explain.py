@@ -596,6 +596,29 @@ def test_a_comparison_label_calls_an_import_recorded_and_a_replay_replayed() -> 
         "RECORDED: session 2 measured earlier, not now")
 
 
+def test_a_chart_exported_larger_than_its_pane_is_drawn_at_the_pictures_size_not_stretched(shown, tmp_path,
+                                                                                           monkeypatch):
+    """The Compare pane (312 x 352 pixels) was rendered stretched to the picture's 900 x 520: its tick
+    labels and axis titles came out wide and squashed. It is laid out at the picture's size, then
+    given its own back."""
+    chart = shown.compare
+    chart.plot.resize(312, 352)
+    before = chart.plot.size()
+    drawn = []
+    original = chart.plot.render
+
+    def recorded(painter, *args):
+        if len(args) == 3:  # the picture's (a lay-out pass paints the plot alone first)
+            drawn.append((args[0].size().toSize(), args[1].size(), args[2]))
+        return original(painter, *args)
+
+    monkeypatch.setattr(chart.plot, "render", recorded)
+    shown.export_chart("compare", str(tmp_path / "compare.png"))
+    (target, source, mode), = drawn
+    assert target == source and target.width() >= 900  # drawn one to one, at the picture's size
+    assert chart.plot.size() == before
+
+
 def test_compare_curves_fall_only_to_configs_the_constraints_admit(shown, tmp_path):
     """The curves took every successful trial: under a constraint that excludes the fastest config
     they ended below the recommendation the card showed beside them, for the open session and for

@@ -70,9 +70,20 @@ def paint_chart(painter: QPainter, chart: Any, size: QSize, badge: str | None) -
     legend.drawContents(painter)
     painter.restore()
     top += int(legend.size().height()) + 4
-    source = QRectF(0, 0, chart.plot.width(), chart.plot.height())
-    chart.plot.render(painter, QRectF(0, top, width, height - top), source.toRect(),
-                      Qt.AspectRatioMode.IgnoreAspectRatio)
+    target = QRectF(0, top, width, height - top)
+    wanted = QSize(int(target.width()), int(target.height()))
+    shown = chart.plot.size()
+    if wanted != shown:
+        # drawn at the picture's size, not the pane's stretched to it: a Compare pane of 312 x 352
+        # pixels went out as 900 x 520 with its tick labels and axis titles stretched sideways
+        chart.plot.resize(wanted)
+        _settle(chart)
+    try:
+        source = QRectF(0, 0, chart.plot.width(), chart.plot.height())
+        chart.plot.render(painter, target, source.toRect(), Qt.AspectRatioMode.KeepAspectRatio)
+    finally:
+        if chart.plot.size() != shown:
+            chart.plot.resize(shown)
     return PaintedChart(badge_box, badge_text)
 
 
