@@ -679,3 +679,31 @@ def test_a_stop_of_check_kernels_is_taken_at_once_and_drops_the_queued_compiles(
         release.set()
     time.sleep(0.2)
     assert len(started) == 1  # the queued ones were dropped
+
+
+def test_a_compile_that_raises_is_raised_at_once_and_the_queue_dropped(monkeypatch) -> None:
+    """Waiting in steps for the compiles, one that raised (an NVRTC internal error) made every step
+    return at once: the main thread spun at full CPU until the whole queue had run."""
+    import threading
+    import time
+
+    from workbench.core.errors import WorkbenchError
+    from workbench.core.model import checks
+
+    release, calls = threading.Event(), []
+
+    def compile_or_fail(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise WorkbenchError("nvrtcCompileProgram failed: NVRTC_ERROR_INTERNAL_ERROR")
+        release.wait(10)
+        return compile_cuda(*args, **kwargs)
+
+    monkeypatch.setattr(checks, "compile_cuda", compile_or_fail)
+    began = time.perf_counter()
+    try:
+        with pytest.raises(WorkbenchError, match="NVRTC_ERROR_INTERNAL_ERROR"):
+            check_kernels(load_templates(), sample=6, kernel="vector_add", workers=2)
+        assert time.perf_counter() - began < 5
+    finally:
+        release.set()

@@ -681,16 +681,6 @@ def test_every_record_carries_every_timing_kernel_tuner_writes(tmp_path: Path) -
     session.add(Trial(1, space.config({"block": 64}), Measurement.failure(Status.RUNTIME_ERROR, "x"), 0.0, 1.0))
     export_kt_cache(session, tmp_path / "out.json")
     assert "timestamp" not in json.loads((tmp_path / "out.json").read_text())["cache"]["32"]  # true is no time
-    # a failure that took time (a timeout) has all five, its compile time 0 too: an import reads a
-    # failure's figures as no measurement to rank by
-    timed_out = Trial(1, space.config({"block": 64}), Measurement.failure(Status.TIMEOUT, "x"), 0.0, 1.0,
-                      timings={"total_s": 0.0067})
-    session.trials[1] = timed_out
-    export_kt_cache(session, tmp_path / "timeout.json")
-    record = json.loads((tmp_path / "timeout.json").read_text())["cache"]["64"]
-    assert all(record[name] == 0.0 for name in ("compile_time", "verification_time", "benchmark_time",
-                                                "strategy_time", "framework_time")), record
-    assert "compile_s" not in import_kt_cache(tmp_path / "timeout.json").trials[1].measurement.metrics
     timed, untimed = json.loads((tmp_path / "out.json").read_text())["cache"].values()
     timings = ("compile_time", "verification_time", "benchmark_time", "strategy_time", "framework_time")
     assert {name: timed[name] for name in timings} == {"compile_time": 250.0, "verification_time": 0.0,
@@ -700,6 +690,22 @@ def test_every_record_carries_every_timing_kernel_tuner_writes(tmp_path: Path) -
     assert not set(timings) & set(untimed)
     again = import_kt_cache(tmp_path / "out.json")
     assert [t.metric("compile_s") for t in again.trials][:1] == [0.25] and not again.trials[1].timings
+    fields = ("compile_time", "verification_time", "benchmark_time", "strategy_time", "framework_time")
+    # a failure with phases timed has all five, its compile time 0 too (an import reads a failure's
+    # figures as no measurement to rank by); one timed as a whole alone (a timeout) has none: zeros
+    # read back as its time
+    session.trials[1] = Trial(1, space.config({"block": 64}), Measurement.failure(Status.RUNTIME_ERROR, "x"), 0.0,
+                              1.0, timings={"benchmark_s": 0.5})
+    export_kt_cache(session, tmp_path / "failed.json")
+    record = json.loads((tmp_path / "failed.json").read_text())["cache"]["64"]
+    assert {name: record[name] for name in fields} == {"compile_time": 0.0, "verification_time": 0.0,
+                                                        "benchmark_time": 500.0, "strategy_time": 0.0,
+                                                        "framework_time": 0.0}
+    assert "compile_s" not in import_kt_cache(tmp_path / "failed.json").trials[1].measurement.metrics
+    session.trials[1] = Trial(1, space.config({"block": 64}), Measurement.failure(Status.TIMEOUT, "x"), 0.0, 1.0,
+                              timings={"total_s": 10.0})
+    export_kt_cache(session, tmp_path / "timeout.json")
+    assert not set(fields) & set(json.loads((tmp_path / "timeout.json").read_text())["cache"]["64"])
 
 
 def _named_like_fields_session(slots: dict[str, tuple], metrics: dict[str, float]) -> Session:

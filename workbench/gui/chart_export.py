@@ -78,9 +78,13 @@ def paint_chart(painter: QPainter, chart: Any, size: QSize, badge: str | None) -
         # pixels went out as 900 x 520 with its tick labels and axis titles stretched sideways
         chart.plot.resize(wanted)
         _settle(chart)
+    # (a chart of a tab not shown keeps its pane's size, Qt laying out a hidden widget only once
+    # shown: it is stretched to the picture as before, rather than drawn small in a blank one)
+    mode = (Qt.AspectRatioMode.KeepAspectRatio if chart.plot.size() == wanted
+            else Qt.AspectRatioMode.IgnoreAspectRatio)
     try:
         source = QRectF(0, 0, chart.plot.width(), chart.plot.height())
-        chart.plot.render(painter, target, source.toRect(), Qt.AspectRatioMode.KeepAspectRatio)
+        chart.plot.render(painter, target, source.toRect(), mode)
     finally:
         if chart.plot.size() != shown:
             chart.plot.resize(shown)

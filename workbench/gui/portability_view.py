@@ -398,9 +398,13 @@ class PortabilityView(QWidget):
             header = self.table.verticalHeaderItem(i)
             if header is not None:
                 header.setToolTip(plain_tip(f"the best config measured on {device}"))
-        # the slots that tell the GPUs' best configs apart first: a narrow column cut them off, and
-        # two rows that differed in the last slot read the same (the cell's tool tip has it whole)
-        varying = telling_apart([best.config.to_dict() for best in report.bests])
+        # the slots that tell the GPUs' best configs apart first, then the others they differ in: a
+        # narrow column cut them off, and two rows that differed in the last slot read the same
+        # (the cell's tool tip has the config whole)
+        configs = [best.config.to_dict() for best in report.bests]
+        telling = telling_apart(configs)
+        varying = telling + [name for name in (configs[0] if configs else {})
+                             if name not in telling and len({repr(c.get(name)) for c in configs}) > 1]
         for i, (best, row) in enumerate(zip(report.bests, report.matrix)):
             known = [c.fraction for c in row if c.fraction is not None]
             worst = min(known) if len(known) == len(row) else None

@@ -1086,14 +1086,15 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
             bound = trial.metric(LATENCY_BOUND)
             if trial.status is Status.ABORTED and math.isfinite(bound):
                 record[LATENCY_BOUND] = bound
+        phased = any(ours in trial.timings for ours in KT_TIMINGS.values())
         for kt_name, ours in KT_TIMINGS.items():
             if ours in trial.timings:
                 record[kt_name] = _finite(float(trial.timings[ours]) * 1000.0)
-            elif trial.timings and (kt_name != "compile_time" or not trial.ok):
+            elif phased and (kt_name != "compile_time" or not trial.ok):
                 # the other timings Kernel Tuner writes, 0 as it writes a verification it did not make:
                 # its simulation mode adds them up, and refuses a record without them. Not an ok
                 # trial's compile time, which an import reads back as a figure to rank by, nor any for
-                # a trial that has no timings at all (a record of a cache that had none)
+                # a trial timed as a whole alone (a timeout's total: zeros would read back as its time)
                 record[kt_name] = 0.0
         if trial.ok:
             # every figure of the trial, under Kernel Tuner's name where it has one: an import reads

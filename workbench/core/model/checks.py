@@ -247,9 +247,13 @@ def _results_of(futures: Sequence[Future[CompileResult]]) -> list[CompileResult]
     in turn, the stop waited for the compile in hand and the queue's other compiles kept starting
     (13 s for the convolution's sample after the person asked to stop)."""
     try:
-        while not all(future.done() for future in futures):
-            wait(futures, timeout=POLL_S, return_when=FIRST_EXCEPTION)
-        return [future.result() for future in futures]
+        while True:
+            done, pending = wait(futures, timeout=POLL_S, return_when=FIRST_EXCEPTION)
+            failed = next((f for f in done if not f.cancelled() and f.exception() is not None), None)
+            if failed is not None:  # raised at once, the rest dropped, as a map of them did
+                raise failed.exception()  # type: ignore[misc]
+            if not pending:
+                return [future.result() for future in futures]
     except BaseException:
         for future in futures:
             future.cancel()
