@@ -285,6 +285,24 @@ def test_a_run_into_a_session_file_that_does_not_exist_yet_is_saved_there(tmp_pa
 
 
 
+def test_an_automated_run_says_the_autosaves_an_earlier_killed_window_left(tmp_path, monkeypatch, capsys):
+    """A window that quits by itself offers no recovery: rerun after a kill, a script's run started
+    over, and the killed run's trials stayed in the autosave folder without a word."""
+    from workbench.core.domain.session import Session, save_session
+    from workbench.gui.app import main
+
+    autosave = tmp_path / "autosave"
+    monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(autosave))
+    run = {"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2, "options": {"compile": "estimate"}}
+    assert main(str(tmp_path / "a.json"), dict(run), None, True) == 0
+    assert "autosave folder holds" not in capsys.readouterr().err  # nothing waiting: nothing said
+    autosave.mkdir(exist_ok=True)
+    save_session(Session(kernel="vector_add"), autosave / "vector_add-killed.json")  # what a killed window left
+    assert main(str(tmp_path / "b.json"), dict(run), None, True) == 0
+    (said,) = [line for line in capsys.readouterr().err.splitlines() if "autosave folder holds" in line]
+    assert "1 unfinished run" in said and "vector_add-killed.json" in said and "tune --resume" in said, said
+
+
 def test_an_automated_window_whose_slot_fails_ends_with_exit_1(tmp_path, monkeypatch, capsys):
     """A defect raised in the run-finished slot was printed by Qt and passed over: the window
     waited for the end that slot would have signalled, and ``gui --run ... --quit-when-done`` ran

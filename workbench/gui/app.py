@@ -81,6 +81,19 @@ def _save_picture(pixmap: Any, path: Path) -> str | None:
     return None
 
 
+def _say_waiting_autosaves(own: Path | str | None) -> None:
+    """A window that quits by itself offers no recovery: the trials of an earlier run that was
+    killed stay in the autosave folder, and a script's rerun started over without a word. Said,
+    with the way to recover them."""
+    from workbench.runner.autosave import recoverable
+
+    waiting = recoverable(exclude=Path(own) if own is not None else None)
+    if waiting:
+        print(f"note: the autosave folder holds {counted(len(waiting), 'unfinished run')} of earlier windows (the newest "
+              f"{printable(str(waiting[0]))}): a window started without --quit-when-done offers to recover them, "
+              "or tune --resume AUTOSAVE --out FILE continues one", file=sys.stderr)
+
+
 def _file_identity(path: Path) -> tuple[int, ...] | None:
     """What tells the file at ``path`` from another put there since (None: nothing there)."""
     try:
@@ -533,6 +546,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                           f"journaled in {printable(str(journal_path(window.autosave_path)))} (the window's "
                           "autosave), which the window offers at its next start if the run is killed",
                           file=sys.stderr)
+                if quit_when_done:
+                    _say_waiting_autosaves(window.autosave_path)
                 # (once it started: a run refused at its start is no run of the command's, and a
                 # later run of the person's window was taken for it, saved to SESSION)
                 window.run_done.connect(finish)
