@@ -601,9 +601,10 @@ def test_a_chart_exported_larger_than_its_pane_is_drawn_at_the_pictures_size_not
     """The Compare pane (312 x 352 pixels) was rendered stretched to the picture's 900 x 520: its tick
     labels and axis titles came out wide and squashed. It is laid out at the picture's size, then
     given its own back."""
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
     chart = shown.compare
-    chart.plot.resize(312, 352)
-    before = chart.plot.size()
     drawn = []
     original = chart.plot.render
 
@@ -613,6 +614,17 @@ def test_a_chart_exported_larger_than_its_pane_is_drawn_at_the_pictures_size_not
         return original(painter, *args)
 
     monkeypatch.setattr(chart.plot, "render", recorded)
+    # a tab not shown: Qt lays its chart out only once shown, so its layout is stretched to the
+    # picture as before (it was drawn small in a blank picture)
+    assert not chart.plot.isVisible()
+    shown.export_chart("compare", str(tmp_path / "hidden.png"))
+    (target, source, mode), = drawn
+    assert mode == Qt.AspectRatioMode.IgnoreAspectRatio and source == chart.plot.getPlotItem().size().toSize()
+    drawn.clear()
+    shown.bottom_tabs.setCurrentWidget(chart)
+    QApplication.processEvents()
+    before = chart.plot.size()
+    assert before.width() < 900
     shown.export_chart("compare", str(tmp_path / "compare.png"))
     (target, source, mode), = drawn
     assert target == source and target.width() >= 900  # drawn one to one, at the picture's size

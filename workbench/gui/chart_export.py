@@ -78,12 +78,15 @@ def paint_chart(painter: QPainter, chart: Any, size: QSize, badge: str | None) -
         # pixels went out as 900 x 520 with its tick labels and axis titles stretched sideways
         chart.plot.resize(wanted)
         _settle(chart)
-    # (a chart of a tab not shown keeps its pane's size, Qt laying out a hidden widget only once
-    # shown: it is stretched to the picture as before, rather than drawn small in a blank one)
-    mode = (Qt.AspectRatioMode.KeepAspectRatio if chart.plot.size() == wanted
-            else Qt.AspectRatioMode.IgnoreAspectRatio)
+    # (a chart of a tab not shown keeps the layout of its pane's size whatever its widget's size
+    # says, Qt laying out a hidden widget only once shown: that layout is stretched to the picture
+    # as before, rather than drawn small in a blank one)
+    laid_out = chart.plot.getPlotItem().size()
+    if abs(laid_out.width() - wanted.width()) <= 2 and abs(laid_out.height() - wanted.height()) <= 2:
+        source, mode = QRectF(0, 0, wanted.width(), wanted.height()), Qt.AspectRatioMode.KeepAspectRatio
+    else:
+        source, mode = QRectF(0, 0, laid_out.width(), laid_out.height()), Qt.AspectRatioMode.IgnoreAspectRatio
     try:
-        source = QRectF(0, 0, chart.plot.width(), chart.plot.height())
         chart.plot.render(painter, target, source.toRect(), mode)
     finally:
         if chart.plot.size() != shown:
