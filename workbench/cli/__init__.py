@@ -66,7 +66,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         owner.error(f"unrecognized arguments: {' '.join(extra)}")
     stop_signals = StopSignals()
     stop_signals.install()
-    output = StdoutForScripts(stdout)
     sys.stdout = output  # a TextIO in all it is asked
     try:
         if args.command is None:

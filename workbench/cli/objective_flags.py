@@ -125,7 +125,12 @@ def objectives_from_args(args: argparse.Namespace, base: Any = None) -> tuple[st
             raise WorkbenchError(f"--objectives {given!r}: give two or more metrics, comma separated "
                                  f"(or {NO_OBJECTIVES}: one score)")
         return names
-    stored = base.strategy.get("objectives") if base is not None and isinstance(base.strategy, dict) else None
+    return stored_objectives(base) if base is not None else None
+
+
+def stored_objectives(session: Any) -> tuple[str, ...] | None:
+    """The Pareto objectives ``session`` was searched for (None: one score)."""
+    stored = session.strategy.get("objectives") if isinstance(session.strategy, dict) else None
     return tuple(str(m) for m in stored) if isinstance(stored, list) else None
 
 

@@ -12,7 +12,9 @@ from typing import Any
 
 from workbench.backends.base import PACED_BACKENDS
 from workbench.cli.files import file_out, note_runs_writing
-from workbench.cli.objective_flags import objective_flags_given, objective_from_args, objectives_from_args
+from workbench.cli.objective_flags import (
+    objective_flags_given, objective_from_args, objectives_from_args, stored_objectives,
+)
 from workbench.cli.parser import REFINE_ONLY_WAIT_S, REFINE_WAIT_S, RESOURCE_MODES, build_parser, check_run_flags
 from workbench.cli.show import estimated_line, feasible_count, first_line, remeasure_command, summarise
 from workbench.cli.streams import silence
@@ -267,7 +269,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     from workbench.core.domain.metrics import check_metrics
     from workbench.runner.plan import session_metrics
 
-    front = objectives_from_args(argparse.Namespace(), session) or ()  # the session's Pareto objectives, as show reads them
+    front = stored_objectives(session) or ()  # the session's Pareto objectives, as show reads them
     try:
         check_metrics(front, session_metrics(session))
     except WorkbenchError:  # a metric no trial reported: no front to count (show says why)

@@ -33,15 +33,21 @@ def backup_path(path: str | os.PathLike[str]) -> Path:
     first free one of ``FILE.2.bak``, ``FILE.3.bak``, ... A file already there may be an earlier
     backup or a file of the person's own; either way it is not the command's to write over."""
     p = Path(path)
-    candidate = p.with_name(p.name + BACKUP_SUFFIX)
-    number = 2
-    while os.path.lexists(candidate) or os.path.lexists(journal_path(candidate)):  # a session's backup takes its journal
-        if number > MAX_BACKUPS:
-            raise WorkbenchError(f"{p}: {MAX_BACKUPS} backups of it exist already ({p.name}{BACKUP_SUFFIX} to "
-                                 f"{candidate.name}); remove some")
-        candidate = p.with_name(f"{p.name}.{number}{BACKUP_SUFFIX}")
-        number += 1
-    return candidate
+    free = _first_free(lambda n: p.with_name(f"{p.name}{'' if n == 1 else f'.{n}'}{BACKUP_SUFFIX}"))
+    if free is None:
+        raise WorkbenchError(f"{p}: {MAX_BACKUPS} backups of it exist already ({p.name}{BACKUP_SUFFIX} to "
+                             f"{p.name}.{MAX_BACKUPS}{BACKUP_SUFFIX}); remove some")
+    return free
+
+
+def _first_free(named: Callable[[int], Path]) -> Path | None:
+    """The first of ``named(1)``, ``named(2)``, ... up to :data:`MAX_BACKUPS` that neither a file nor
+    a journal holds (a session saved there takes its journal's name too); None when all are taken."""
+    for number in range(1, MAX_BACKUPS + 1):
+        candidate = named(number)
+        if not (os.path.lexists(candidate) or os.path.lexists(journal_path(candidate))):
+            return candidate
+    return None
 
 
 def keep_apart(session: Any, path: Path) -> Path | None:
@@ -52,14 +58,9 @@ def keep_apart(session: Any, path: Path) -> Path | None:
     when even that cannot be written (a full disk)."""
     from workbench.core.domain.session import save_session
 
-    number = 1
-    while True:
-        candidate = path.with_name(f"{path.stem}.unsaved{'' if number == 1 else f'-{number}'}.json")
-        if not (os.path.lexists(candidate) or os.path.lexists(journal_path(candidate))):
-            break
-        number += 1
-        if number > MAX_BACKUPS:
-            return None
+    candidate = _first_free(lambda n: path.with_name(f"{path.stem}.unsaved{'' if n == 1 else f'-{n}'}.json"))
+    if candidate is None:
+        return None
     try:  # the name taken first, so that nothing that appeared there since is written over
         os.close(os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
     except OSError:

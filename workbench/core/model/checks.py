@@ -249,9 +249,9 @@ def _results_of(futures: Sequence[Future[CompileResult]]) -> list[CompileResult]
     try:
         while True:
             done, pending = wait(futures, timeout=POLL_S, return_when=FIRST_EXCEPTION)
-            failed = next((f for f in done if not f.cancelled() and f.exception() is not None), None)
-            if failed is not None:  # raised at once, the rest dropped, as a map of them did
-                raise failed.exception()  # type: ignore[misc]
+            error = next((f.exception() for f in done if not f.cancelled() and f.exception() is not None), None)
+            if error is not None:  # raised at once, the rest dropped, as a map of them did
+                raise error
             if not pending:
                 return [future.result() for future in futures]
     except BaseException:
