@@ -71,3 +71,25 @@ def test_a_longer_name_a_hidden_tab_and_a_larger_font_are_measured_again(tabs, q
     wide = bar.whole_widths()[4]
     tabs.setTabsClosable(True)
     assert bar.whole_widths()[4] == _whole(bar, 4) > wide
+
+
+def test_the_rows_least_width_measures_the_cut_names_once_until_a_name_changes(tabs, qtbot, monkeypatch):
+    """Qt asks for the row's least width hundreds of times while a window is built or resized, and
+    each answer needs every tab's cut width: measured afresh each time, that was a fifth of the
+    window's layout time."""
+    bar = tabs.tabBar()
+    calls = []
+    measure = _ElidedTabBar._measure_least_widths
+    monkeypatch.setattr(_ElidedTabBar, "_measure_least_widths", lambda self: calls.append(1) or measure(self))
+    least = bar.minimumSizeHint().width()
+    tabs.resize(480, 200)
+    qtbot.wait(20)
+    assert [bar.minimumSizeHint().width() for _ in range(5)] == [least] * 5
+    assert len(calls) <= 1, "nothing the cut widths depend on changed: at most the first measurement"
+    bar.setTabText(3, "Why is this config so fast?")
+    assert bar.minimumSizeHint().width() > least  # the longest whole name adds to its own cut width
+    assert 1 <= len(calls) <= 2
+    bar.setTabVisible(0, False)
+    fewer = bar.minimumSizeHint().width()
+    bar.setTabVisible(0, True)
+    assert bar.minimumSizeHint().width() > fewer

@@ -11,7 +11,7 @@ is short of room.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import QEvent, QSize, Qt
 from PySide6.QtGui import QFontMetricsF, QKeyEvent, QPainter
@@ -183,6 +183,7 @@ class _NarrowTabPadding(QProxyStyle):
 
 #: Horizontal padding (px, both sides together) of a tab while the row cuts names.
 CUT_TAB_PADDING = 10
+_LEFT, _RIGHT = QTabBar.ButtonPosition.LeftSide, QTabBar.ButtonPosition.RightSide
 
 
 class _ElidedTabBar(QTabBar):
@@ -199,6 +200,7 @@ class _ElidedTabBar(QTabBar):
         self.cut = False
         self._style_generation = 0
         self._whole_widths: dict[bool, tuple[tuple[Any, ...], dict[int, int]]] = {}  # by padding
+        self._least_widths: dict[bool, tuple[tuple[Any, ...], dict[int, int]]] = {}  # by padding
         self._padding = _NarrowTabPadding(self)
         self.setStyle(self._padding)
 
@@ -209,15 +211,20 @@ class _ElidedTabBar(QTabBar):
         time, and of every resize). The widths are kept until what a tab's width depends on changes:
         a name, an icon, a button, a tab's visibility, the open tab (a style sheet can pad it
         apart), the font, the style or the padding."""
-        sides = (QTabBar.ButtonPosition.LeftSide, QTabBar.ButtonPosition.RightSide)
+        return self._kept(self._whole_widths, self._measure_whole_widths)
+
+    def _kept(self, store: dict[bool, tuple[tuple[Any, ...], dict[int, int]]],
+              measure: Callable[[], dict[int, int]]) -> dict[int, int]:
+        """What ``measure`` gives at the current padding, measured again only when what a tab's
+        width depends on has changed since (see :meth:`whole_widths`)."""
         key = (
             self._style_generation, self.font().key(), self.iconSize().toTuple(), self.currentIndex(),
             tuple((self.tabText(i), self.isTabVisible(i), self.tabIcon(i).cacheKey(),
-                   tuple(id(self.tabButton(i, side)) for side in sides)) for i in range(self.count())),
+                   id(self.tabButton(i, _LEFT)), id(self.tabButton(i, _RIGHT))) for i in range(self.count())),
         )
-        kept = self._whole_widths.get(self.cut)
+        kept = store.get(self.cut)
         if kept is None or kept[0] != key:
-            kept = self._whole_widths[self.cut] = (key, self._measure_whole_widths())
+            kept = store[self.cut] = (key, measure())
         return dict(kept[1])
 
     def _measure_whole_widths(self) -> dict[int, int]:
@@ -253,6 +260,9 @@ class _ElidedTabBar(QTabBar):
             return QTabBar.tabSizeHint(self, index)
         return self._cut_minimum(index)
 
+    def _measure_least_widths(self) -> dict[int, int]:
+        return {i: self._cut_minimum(i).width() for i in range(self.count()) if self.isTabVisible(i)}
+
     def _cut_minimum(self, index: int) -> QSize:
         self._measuring = True
         try:
@@ -271,7 +281,7 @@ class _ElidedTabBar(QTabBar):
                 or self.elideMode() == Qt.TextElideMode.ElideNone):
             return hint
         whole = self.whole_widths()
-        least = {i: self._cut_minimum(i).width() for i in shown}
+        least = self._kept(self._least_widths, self._measure_least_widths)
         extra = max(max(whole.get(i, least[i]) - least[i], 0) for i in shown)
         return QSize(sum(least.values()) + extra, hint.height())
 
