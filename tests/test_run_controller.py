@@ -1574,3 +1574,12 @@ def test_re_measuring_or_sweeping_a_session_whose_indices_are_used_up_is_refused
     refused = cli("tune", "--resume", str(session), "--sizes", "m=64,128", "--budget", "2")
     assert "leaves room for 0 more trials" in one_line_error(refused)
     assert session.read_bytes() == before
+
+
+@pytest.mark.parametrize("seed", [-1, 2**63, 1.5])
+def test_a_scripts_run_with_a_seed_that_is_not_one_is_refused_before_anything_is_written(tmp_path, seed):
+    """``run_to_end`` from a script: NumPy's own error from inside the generator was all it said."""
+    out = tmp_path / "run.json"
+    with pytest.raises(WorkbenchError, match=r"seed .*: a seed is an integer from 0 to 2\*\*63-1"):
+        run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2, seed=seed), out)
+    assert list(tmp_path.iterdir()) == []

@@ -33,3 +33,16 @@ def test_no_seeds_leaves_the_strategy_unwrapped() -> None:
     inner = create_strategy("random", space(), seed=0)
     assert with_seeds(inner, []) is inner
     assert isinstance(with_seeds(inner, [Config({"a": 1, "b": 1})]), Seeded)
+
+
+def test_a_seed_still_being_measured_is_not_proposed_again() -> None:
+    """The engine asks again before the first results are back (its workers are busy): the seeds
+    it holds are taken, or the inner strategy hands them out a second time."""
+    s = space()
+    seeds = [Config({"a": 8, "b": 2}), Config({"a": 1, "b": 1})]
+    strategy = Seeded(create_strategy("random", s, seed=3), seeds)
+    first = strategy.ask(2)
+    assert first == seeds
+    rest = strategy.ask(100)  # nothing told yet
+    assert not {c.id for c in rest} & {c.id for c in seeds}
+    assert len(rest) == len(list(s)) - 2

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 
 from workbench.core.domain.records import MAX_PACE_S, is_pace
 from workbench.core.errors import WorkbenchError
-from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, STRATEGIES
+from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, MAX_SEED, STRATEGIES
 
 #: What --help says of --strategy: every name, the default marked (chosen by benchmark, docs/strategies.md).
 STRATEGY_CHOICES = ", ".join(f"{name} (default; {DEFAULT_PARETO_STRATEGY} with --objectives)" if name == DEFAULT_STRATEGY else name
@@ -21,8 +21,6 @@ STRATEGY_CHOICES = ", ".join(f"{name} (default; {DEFAULT_PARETO_STRATEGY} with -
 EXIT_BAD_INPUT = 2
 #: A command whose work failed (a run that failed, a write the machine refused: a full disk).
 EXIT_RUN_FAILED = 1
-#: Largest seed accepted (seeds feed NumPy generators, which take non-negative integers).
-MAX_SEED = 2**63 - 1
 #: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
 MAX_SECONDS = 7 * 24 * 3600.0
 STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)

@@ -123,8 +123,8 @@ class IndexedStrategy(Strategy):
         self.queue: list[Config] = []
 
     # --- bookkeeping ------------------------------------------------------------------------
-    def tell(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _update(self, trials: Sequence[Trial]) -> None:
+        super()._update(trials)
         self._taken.update(t.config.id for t in trials if t.config.id in self.measured)
         for trial in trials:
             score = float(self.objective(trial))

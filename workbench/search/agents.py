@@ -285,9 +285,9 @@ class Agents(IndexedStrategy):
                                             self.opt.interactions)
 
     # --- learning ------------------------------------------------------------------------------
-    def tell(self, trials: Sequence[Trial]) -> None:
+    def _update(self, trials: Sequence[Trial]) -> None:
         before = self.best_score
-        super().tell(trials)
+        super()._update(trials)
         for trial in trials:
             score = self.scores[trial.config.id]
             self.history.append((score, self.coder.encode(trial.config)))

@@ -55,8 +55,8 @@ class Annealing(IndexedStrategy):
         loss = score / self.current_score - 1.0
         return bool(self.rng.random() < math.exp(-loss / max(self.temperature, 1e-12)))
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _update(self, trials: Sequence[Trial]) -> None:
+        super()._update(trials)
         for trial in trials:
             score = self.scores[trial.config.id]
             if self.current is None or self._accept(score):

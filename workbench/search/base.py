@@ -32,6 +32,21 @@ def shown_value(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
+#: The largest seed a run takes (the session file stores it as a 64-bit integer).
+MAX_SEED = 2**63 - 1
+
+
+def checked_seed(seed: Any) -> int:
+    """``seed`` when it is one (an integer from 0 to :data:`MAX_SEED`), else one clear line.
+
+    Why here: every strategy seeds its own generator with it, and NumPy refused a negative one, or
+    None, a float or a string, with a traceback from inside the generator (or, for None, drew an
+    unseeded run that no seed reproduces) when a script built a strategy or a run directly."""
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and 0 <= int(seed) <= MAX_SEED:
+        return int(seed)
+    raise WorkbenchError(f"seed {shown_value(seed)}: a seed is an integer from 0 to 2**63-1")
+
+
 @dataclass(frozen=True)
 class Option:
     """One declared strategy option."""
@@ -153,7 +168,10 @@ class Strategy(ABC):
     - deterministic for a given ``seed``; ``ask`` never returns configs that violate the space's
       restrictions, never returns duplicates within one call, and avoids configs already told;
     - ``ask(n)`` may return fewer than ``n`` configs (an empty list means: nothing left to propose);
-    - ``tell(trials)`` receives finished trials (ok or failed) in completion order;
+    - ``tell(trials)`` receives finished trials (ok or failed) in completion order. It is not
+      overridden: it keeps the bookkeeping every strategy shares and hands what a strategy can
+      place to its :meth:`_update` (and :meth:`warm_start` to :meth:`_warm`), so the rules below
+      hold for all of them alike;
     - the run's objective reaches a strategy through :meth:`set_objective` (before the first
       ``tell`` and again whenever the user changes constraints or weights mid-run);
       ``self.objective(trial) -> float`` is the per-trial cost (lower is better): feasible trials by
@@ -178,7 +196,7 @@ class Strategy(ABC):
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         self.space = space
-        self.seed = seed
+        self.seed = checked_seed(seed)
         self.rng = np.random.default_rng(seed)
         self.options = self.validate_options(options)
         self._objective: Callable[[Trial], float] = default_objective()
@@ -265,21 +283,51 @@ class Strategy(ABC):
         self.measured.update(ids)
 
     def warm_start(self, trials: Sequence[Trial]) -> None:
-        """Learn from trials measured before this strategy existed (a reopened session)."""
-        self.tell(trials)
+        """Learn from trials measured before this strategy existed (a reopened session), by the
+        rules of :meth:`tell`."""
+        trials = self._placeable(trials)
+        self._note(trials)
+        self._warm(trials)
 
     @abstractmethod
     def ask(self, n: int) -> list[Config]:
         """Up to ``n`` new configs to measure."""
 
     def tell(self, trials: Sequence[Trial]) -> None:
-        """Finished trials, ok or failed. A trial the space rules out (measured before its
-        restrictions were tightened) is learnt from but not counted as taken: it is no config this
-        space could propose, and counting it would end the search before the space is used up."""
+        """Finished trials, ok or failed.
+
+        - A trial the space's restrictions rule out (measured before they were tightened) is
+          learnt from but not counted as taken: it is no config this space could propose, and
+          counting it would end the search before the space is used up.
+        - A trial with a value outside its slot's domain (measured before the domains were
+          narrowed, or of another space) is left out: a strategy places what it learns by the
+          slots' values, and has no place for one its domain lacks.
+        """
+        trials = self._placeable(trials)
+        self._note(trials)
+        self._update(trials)
+
+    def _placeable(self, trials: Sequence[Trial]) -> Sequence[Trial]:
+        """``trials`` without those holding a value outside a slot's domain (see :meth:`tell`)."""
+        if all(self.space.in_domains(trial.config) for trial in trials):
+            return trials
+        return [trial for trial in trials if self.space.in_domains(trial.config)]
+
+    def _note(self, trials: Sequence[Trial]) -> None:
+        """The bookkeeping every strategy shares: what is taken, and every trial for re-ranking."""
         for trial in trials:
             if self.space.is_valid(trial.config):
                 self.measured.add(trial.config.id)
         self._told.extend(trials)
+
+    def _update(self, trials: Sequence[Trial]) -> None:
+        """What this strategy learns from finished trials (called by :meth:`tell`, after the
+        shared bookkeeping; only trials within the slots' domains). Nothing by default."""
+
+    def _warm(self, trials: Sequence[Trial]) -> None:
+        """What this strategy learns from trials of before it existed (see :meth:`warm_start`):
+        by default what it learns from told ones. A strategy that wraps others passes them on."""
+        self._update(trials)
 
     def state(self) -> dict[str, Any]:
         """JSON-able state for saving with a session (default: nothing beyond seed and options)."""

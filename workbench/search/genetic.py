@@ -43,8 +43,8 @@ class Genetic(IndexedStrategy):
         self.history: list[tuple[float, tuple[int, ...]]] = []  # (score, index vector) of every told config
         self.generation = 0
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _update(self, trials: Sequence[Trial]) -> None:
+        super()._update(trials)
         for trial in trials:
             self.history.append((self.scores[trial.config.id], self.coder.encode(trial.config)))
 

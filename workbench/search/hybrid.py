@@ -25,7 +25,11 @@ from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config, SearchSpace
 from workbench.search._common import IndexedStrategy
 from workbench.core.errors import WorkbenchError
-from workbench.search.base import Option, Strategy, create_strategy, strategy_class
+from workbench.search.base import MAX_SEED, Option, Strategy, create_strategy, strategy_class
+
+
+#: The members' roles, in the order of ``Hybrid.members`` (each an option naming its strategy).
+ROLES = ("model", "walker")
 
 
 class Hybrid(IndexedStrategy):
@@ -43,11 +47,11 @@ class Hybrid(IndexedStrategy):
 
     def __init__(self, space: SearchSpace, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
-        for role in ("model", "walker"):
+        for role in ROLES:
             _check_member_suits(role, self.options[role], space)
         self.members: list[Strategy] = [
             create_strategy(self.options["model"], space, seed=seed),
-            create_strategy(self.options["walker"], space, seed=seed + 7919),
+            create_strategy(self.options["walker"], space, seed=(seed + 7919) % (MAX_SEED + 1)),
         ]
         self.picks = [0, 0]
         self.owner: dict[str, int] = {}  # config id -> member that proposed it
@@ -66,14 +70,14 @@ class Hybrid(IndexedStrategy):
         for member in self.members:
             member.exclude(ids)
 
-    def tell(self, trials: Sequence[Trial]) -> None:
+    def _update(self, trials: Sequence[Trial]) -> None:
         for trial in trials:
             score = float(self.objective(trial))
             which = self.owner.pop(trial.config.id, None)
             if which is not None and score < self.best_score:
                 self.wins *= 0.9
                 self.wins[which] += 1.0
-        super().tell(trials)
+        super()._update(trials)
         for member in self.members:
             member.tell(trials)
 
@@ -117,11 +121,13 @@ class Hybrid(IndexedStrategy):
         return self.take(out)
 
     def state(self) -> dict[str, Any]:
+        """Each member's picks and state by its role (its strategy is an option): the same
+        strategy may fill both roles, and keyed by name one of them was lost."""
         return {
             **super().state(),
-            "picks": {m.name: int(p) for m, p in zip(self.members, self.picks)},
+            "picks": {role: int(p) for role, p in zip(ROLES, self.picks)},
             "model_share": round(self._share(), 3),
-            "members": {m.name: m.state() for m in self.members},
+            "members": {role: m.state() for role, m in zip(ROLES, self.members)},
         }
 
 

@@ -41,8 +41,8 @@ class LocalSearch(IndexedStrategy):
         order = self.rng.permutation(len(nbrs))
         self.queue = [nbrs[i] for i in order]
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _update(self, trials: Sequence[Trial]) -> None:
+        super()._update(trials)
         for trial in trials:
             score = self.scores[trial.config.id]
             jumped = trial.config.id in self.jumps

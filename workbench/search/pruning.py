@@ -159,13 +159,11 @@ class Pruned(Strategy):
             self.inner.tell(skipped)
         return kept
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _update(self, trials: Sequence[Trial]) -> None:
         self.inner.exclude(t.config.id for t in trials)
         self.inner.tell(trials)
 
-    def warm_start(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _warm(self, trials: Sequence[Trial]) -> None:
         self.inner.warm_start(trials)
 
     def state(self) -> dict[str, Any]:

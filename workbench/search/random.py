@@ -31,8 +31,8 @@ class RandomSearch(Strategy):
         # of a whole recording quadratic (see space_sampling.TakenIds)
         self._taken = TakenIds()
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _update(self, trials: Sequence[Trial]) -> None:
+        super()._update(trials)
         self._taken.update(t.config.id for t in trials if t.config.id in self.measured)
 
     def exclude(self, ids: Iterable[str]) -> None:

@@ -48,17 +48,15 @@ class Seeded(Strategy):
             self._next += 1
             if config.id not in self.measured:
                 out.append(config)
-        if len(out) < n:
-            self.inner.exclude(self.measured | {c.id for c in out})
+        if len(out) < n:  # every seed handed out, measured or still being measured, is taken
+            self.inner.exclude(self.measured | {c.id for c in self.seeds[: self._next]})
             out.extend(c for c in self.inner.ask(n - len(out)) if c not in out)
         return out
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _update(self, trials: Sequence[Trial]) -> None:
         self.inner.tell(trials)
 
-    def warm_start(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _warm(self, trials: Sequence[Trial]) -> None:
         self.inner.warm_start(trials)
 
     def state(self) -> dict[str, Any]:

@@ -221,8 +221,8 @@ class TPE(IndexedStrategy):
             batch.add(config.id)
         return self.take(out)
 
-    def tell(self, trials: Sequence[Trial]) -> None:
-        super().tell(trials)
+    def _update(self, trials: Sequence[Trial]) -> None:
+        super()._update(trials)
         for trial in trials:
             failed = trial.status.is_failure
             attrs: dict[str, Any]
