@@ -600,7 +600,11 @@ def _holds_session_code(session: Session, path: Path) -> bool | None:
 def run_to_end(request: RunRequest, output: str | os.PathLike[str] | None, *,
                listeners: Iterable[Callable[[Event], None]] = (), resume: bool = False,
                force: bool = False) -> tuple[Session, RunFinished]:
-    """Start (or continue) and run to the end in this thread: headless callers' one call."""
+    """Start (or continue) and run to the end in this thread: headless callers' one call.
+
+    The workers are spawned processes, which import the caller's script before they start: a
+    script calls this under ``if __name__ == "__main__":``, or each worker starts the run again
+    while it is being imported, and exits (the run ends as failed to start)."""
     run = start_run(request, output, resume=resume, force=force)
     for listener in listeners:
         run.subscribe(listener)
