@@ -87,6 +87,12 @@ def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     # the simulator runs no kernel and a declarative template has no emulation: nothing compared its
     # outputs (one that writes nothing would succeed), which both commands say, and the JSON counts
     assert "saxpy: outputs not compared for 6 successful trials" in done.stdout
+    # the summary stays the last line (`| tail -1`), also with a replaced file's backup said
+    again = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "6",
+                "--out", out, "--quiet", "--force")
+    lines = again.stdout.splitlines()
+    assert lines[-1].startswith("saxpy: 6 trials (new session)") and lines[-1].endswith(f"-> {out}"), lines
+    assert "saxpy: outputs not compared" in lines[-3] and lines[-2] == f"kept the file that was there as {out}.bak"
     shown = cli("show", out)
     assert "outputs  not compared for 6 successful trials" in shown.stdout and "float32" in shown.stdout
     assert json.loads(cli("show", out, "--json").stdout)["outputs_unchecked"] == 6

@@ -301,15 +301,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
         from workbench.core.domain.objective import objective_text
 
         feasible += f" under {printable(objective_text(session.constraints, session.weights, shown=True)[0])}"
-    print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
-    if kept is not None and (os.path.lexists(kept) or has_journal(kept)):  # (a journal alone is kept as one)
-        print(f"kept the file that was there as {printable(str(kept))}")
+    # what else the run has to say comes first: the summary is the last line, for `| tail -1`
     checks = reference_summary(session.trials) or str(session.extra.get("reference") or "")
     if checks:
         print(f"{session.kernel}: {printable(checks)}")
     unchecked = unchecked_outputs_note(summary["outputs_unchecked"])
     if unchecked and not checks:  # a template without a reference: the line above says what was checked
         print(f"{session.kernel}: outputs {unchecked}")
+    if kept is not None and (os.path.lexists(kept) or has_journal(kept)):  # (a journal alone is kept as one)
+        print(f"kept the file that was there as {printable(str(kept))}")
+    print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
     return 0 if finished.reason != "error" else 1
 
 
