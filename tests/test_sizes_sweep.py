@@ -239,6 +239,10 @@ def test_continuing_a_sweep_with_set_at_one_of_its_sizes_says_a_sweep_goes_on_at
         "error: --set n=4096: this session is a size sweep, and a continued run goes on at every one of its 2 sizes "
         "(--budget per size, --sizes to add sizes), so --set cannot pick one; drop it\n")
     assert out.read_bytes() == before
+    # the session's own problem, named again, is what it has: the sweep goes on at every size (docs/cli.md)
+    own = cli("tune", "--resume", str(out), "--set", "n=1024", "--budget", "3", "--quiet")
+    assert own.returncode == 0 and own.stderr == "", own.stderr
+    assert json.loads(cli("show", out, "--json").stdout)["trials"] == 6
 
 
 def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:
