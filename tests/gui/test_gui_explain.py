@@ -5,17 +5,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.core.errors import WorkbenchError
-from workbench.gui.text import metric_label
+from workbench.gui.text import dragged_limit, metric_label
 from workbench.gui.plot_axes import left_title
 
 
@@ -1413,14 +1415,14 @@ def test_the_latency_limit_box_shows_the_limit_in_force_when_it_gains_a_decimal(
         trial.measurement.metrics["latency_ms"] += 1.0
     window.model.set_session(slow)
     window.refresh()
-    window.model.set_constraints(max_latency_ms=1.44448406980131)  # the slider or the chart's line
+    window.model.set_constraints(max_latency_ms=1.444484)  # typed, or a session's own limit
     box = window.objective_panel.limits["max_latency_ms"].spin
-    assert box.text() == "1.444"
+    assert box.decimals() == 5 and box.text() == "1.44448"  # six figures of the data's least latency
     faster = [dataclasses.replace(t, index=t.index + 100) for t in _session().trials]  # from 0.1 ms, as a run adds
     slow.trials.extend(faster)
     window.model.sync()
     window.refresh()
-    assert box.text() == "1.44448" and window.model.constraints.max_latency_ms == pytest.approx(1.44448406980131)
+    assert box.text() == "1.444484" and window.model.constraints.max_latency_ms == 1.444484
 
 
 def test_a_limit_being_typed_is_not_replaced_by_a_runs_refresh(window, qtbot):
@@ -1590,3 +1592,71 @@ def test_a_template_sessions_missing_source_is_not_called_a_recordings(tmp_path)
     text, note = render_source(edited, edited.trials[0].config, edited.problem, None)
     assert text == "" and "recording" not in note and "changed since" in note, note
     assert {s.name for s in session.space.slots} != {s.name for s in shipped.slots}
+
+
+def _close_figures() -> Session:
+    """Trials whose latency and memory differ only in the fifth or sixth significant figure."""
+    session = _session()
+    for i, trial in enumerate(session.trials):
+        trial.measurement.metrics["latency_ms"] = 0.0192255 + 0.000001 * i
+        trial.measurement.metrics["memory_mb"] = 67.108868 + 0.0004 * i
+    return session
+
+
+@pytest.mark.parametrize("field, typed", [("max_latency_ms", "0.019226"), ("max_memory_mb", "67.1093")])
+def test_a_limit_typed_with_the_figures_the_data_needs_is_the_limit_in_force(window, qtbot, field, typed):
+    """The box took decimals by the data's magnitude alone (2 for memory in tens of MB), and a
+    typed digit beyond them vanished without a word: 67.109 became 67.10, a limit that kept no
+    trial where the same number given to show kept 41."""
+    window.model.set_session(_close_figures())
+    window.show()
+    qtbot.waitExposed(window)
+    box = window.objective_panel.limits[field].spin
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=5000)
+    box.lineEdit().selectAll()
+    QTest.keyClicks(box, typed)
+    QTest.keyClick(box, Qt.Key.Key_Return)
+    assert box.text() == typed and getattr(window.model.constraints, field) == float(typed)
+    metric = "latency_ms" if field == "max_latency_ms" else "memory_mb"
+    kept = sum(t.metric(metric) <= float(typed) for t in window.model.session.trials)
+    assert 0 < window.model.ranking.n_feasible == kept < len(window.model.session.trials)
+
+
+def test_another_session_gives_a_box_being_typed_in_its_own_decimals(window, qtbot):
+    """Focus left in the box kept the first session's decimals (3, for latencies of milliseconds)
+    when another session opened, and 0.019226 typed for the new one became 0.019."""
+    slow = _session()
+    for trial in slow.trials:
+        trial.measurement.metrics["latency_ms"] += 5.0
+    window.model.set_session(slow)
+    window.show()
+    qtbot.waitExposed(window)
+    box = window.objective_panel.limits["max_latency_ms"].spin
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=5000)
+    few = box.decimals()
+    window.model.set_session(_close_figures())
+    assert box.hasFocus() and box.decimals() > few
+    box.lineEdit().selectAll()
+    QTest.keyClicks(box, "0.019226")
+    QTest.keyClick(box, Qt.Key.Key_Return)
+    assert window.model.constraints.max_latency_ms == 0.019226
+
+
+def test_a_limit_dragged_is_the_number_the_box_and_the_chart_show(shown):
+    """A slider or the chart's line set the exact point of its scale (8.73367621144256 ms) while the
+    box and the line's label read 8.734, and 8.734 typed anywhere kept another set of trials."""
+    control = shown.objective_panel.limits["max_latency_ms"]
+    for position in (137, 503, 999):
+        control.slider.setValue(position)
+        limit = shown.model.constraints.max_latency_ms
+        assert limit == float(control.spin.text()) == dragged_limit(control.value_at(position))
+    chart = shown.tradeoff_chart
+    chart.refresh()
+    line = chart.latency_line
+    line.setValue(math.log10(0.1234567) if chart.log_x else 0.1234567)
+    line.sigPositionChangeFinished.emit(line)
+    assert shown.model.constraints.max_latency_ms == 0.1235
+    chart.refresh()
+    assert line.label.toPlainText() == "max latency 0.1235 ms" and control.spin.text() == "0.1235"

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.session import load_session
+from workbench.gui.text import dragged_limit
 
 BENCH = str(Path(__file__).with_name("gui_bench.py"))
 SLOW = str(Path(__file__).parents[1] / "fixtures" / "slow_bench.py")
@@ -136,8 +137,9 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     latency = window.objective_panel.limits["max_latency_ms"]
     latency.slider.setValue(0)
     assert latency.enabled.isChecked()
-    assert model.constraints.max_latency_ms == pytest.approx(latency.value_at(0))
-    assert model.ranking.n_feasible == expected_best(trials, latency.value_at(0), limit)[0] == 0
+    tightest = dragged_limit(latency.value_at(0))  # the slider's point, to the figures the box shows
+    assert model.constraints.max_latency_ms == tightest and latency.spin.text() == f"{tightest:g}"
+    assert model.ranking.n_feasible == expected_best(trials, tightest, limit)[0] == 0
     assert "Nothing is feasible" in window.best_card.text()
     # the latency limit excludes the most, the memory limit some too: relaxing latency alone is not enough
     memory = next(name for name in model.ranking.excluded_by if name.startswith("memory"))
@@ -155,7 +157,7 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     assert "excludes" not in short
     # the chart limit line follows the slider
     assert window.tradeoff_chart.log_x  # latency on a log axis by default: the line sits at log10(limit)
-    assert 10 ** window.tradeoff_chart.latency_line.value() == pytest.approx(latency.value_at(0))
+    assert 10 ** window.tradeoff_chart.latency_line.value() == pytest.approx(tightest)
     latency.enabled.setChecked(False)
     assert model.constraints.max_latency_ms is None
     window.tradeoff_chart.refresh()

@@ -31,7 +31,7 @@ from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, keep_room_right_of_the_axis, left_title, set_left_title
-from workbench.gui.text import describe_trial, metric_label, remeasure_way
+from workbench.gui.text import describe_trial, dragged_limit, metric_label, remeasure_way
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
 #: A slash between letters (a unit: GB/s, GFLOP/s), joined to what follows with a word joiner:
@@ -445,8 +445,10 @@ class TradeoffChart(ChartBase):
         self.latency_line.label = FittingLineLabel(self.latency_line, **label_opts)
         self.latency_line.label.formatter = self._latency_label
         self.latency_line.label.short_formatter = lambda position: self._latency_label(position, short=True)
-        self.memory_line = pg.InfiniteLine(angle=0, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN,
-                                           label="max memory {value:.4g} MB", labelOpts={**label_opts, "position": 0.2, "anchors": [(0, 0), (0, 0)]})
+        self.memory_line = pg.InfiniteLine(angle=0, movable=True, pen=LIMIT_PEN, hoverPen=LIMIT_HOVER_PEN)
+        self.memory_line.label = FittingLineLabel(self.memory_line, **{**label_opts, "position": 0.2,
+                                                                       "anchors": [(0, 0), (0, 0)]})
+        self.memory_line.label.formatter = self._memory_label
         for line in (self.latency_line, self.memory_line):
             line.setZValue(15)
             line.setVisible(False)  # drawn only while its constraint is on
@@ -527,10 +529,10 @@ class TradeoffChart(ChartBase):
         latency = self.model.metric("latency_ms")
         measured = latency[np.isfinite(latency) & (latency > 0)] if self.model.n else latency[:0]
         floor = 0.5 * float(measured.min()) if measured.size else MIN_LATENCY_LIMIT_MS
-        self.model.set_constraints(max_latency_ms=10**value if self.log_x else max(value, floor))
+        self.model.set_constraints(max_latency_ms=dragged_limit(10**value) if self.log_x else max(dragged_limit(value), floor))
 
     def _on_memory_dragged(self, line: pg.InfiniteLine) -> None:
-        self.model.set_constraints(max_memory_mb=max(float(line.value()), 0.0))
+        self.model.set_constraints(max_memory_mb=max(dragged_limit(float(line.value())), 0.0))
 
     def _refresh(self) -> None:
         model, ranking = self.model, self.model.ranking
@@ -626,8 +628,6 @@ class TradeoffChart(ChartBase):
                 line.label.setPosition(LIMIT_LABEL_EMPTY if self.no_data.isVisible() else LIMIT_LABEL_AT)
                 if self.log_x:
                     value = math.log10(value) if value > 0 else 0.0
-            else:
-                line.label.format = "max memory {value:.4g} MB"
             line.blockSignals(True)
             line.setValue(value)
             line.blockSignals(False)
@@ -641,13 +641,24 @@ class TradeoffChart(ChartBase):
         as it is dragged, where a text fixed when the limit was set showed the old limit meanwhile."""
         # (bounded: as the axis turns logarithmic the line still holds its linear value for a moment,
         # 1500 ms read as 10 ** 1500, until the refresh moves it)
-        value = 10 ** min(position, 300.0) if self.log_x else position
-        return f"≤ {value:.4g} ms" if short else f"max latency {value:.4g} ms"
+        value = _limit_shown(10 ** min(position, 300.0) if self.log_x else position, self.model.constraints.max_latency_ms)
+        return f"≤ {value:.6g} ms" if short else f"max latency {value:.6g} ms"
+
+    def _memory_label(self, position: float) -> str:
+        return f"max memory {_limit_shown(position, self.model.constraints.max_memory_mb):.6g} MB"
+
+
+def _limit_shown(value: float, limit: float | None) -> float:
+    """What a limit line's label reads at ``value``: the limit in force where the line stands at
+    it (typed with all its figures), else the limit a drag ending there sets (:func:`dragged_limit`)."""
+    if limit is not None and math.isclose(value, limit, rel_tol=1e-9):
+        return limit
+    return dragged_limit(value)
 
 
 class FittingLineLabel(pg.InfLineLabel):
-    """A vertical line's label on the side of the line that has room for it, shortened when
-    neither side has. pyqtgraph puts it on the side of the view's middle, whatever its width: a
+    """A limit line's label, written by ``formatter`` as the line moves; a vertical line's also on
+    the side of the line that has room for it, shortened when neither side has. pyqtgraph puts it on the side of the view's middle, whatever its width: a
     limit a little right of the middle had its label run under the left axis ("x latency 0.6105
     ms") in presentation mode and in exported charts. ``formatter`` (the line's position -> the
     text), when set, writes the text as the line moves; ``short_formatter`` the text used where

@@ -28,10 +28,12 @@ from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import BASE_METRICS, STATUS_CODES, SessionModel
 from workbench.core.domain.figures import fmt
-from workbench.gui.text import WARNING_TEXT, metric_label, plain_tip
+from workbench.gui.text import WARNING_TEXT, dragged_limit, metric_label, plain_tip
 
 STEPS = 1000
 OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
+#: Most decimals a limit's box takes (a latency limit of 1e-9 ms has 9).
+MAX_DECIMALS = 10
 #: Positions of a weight slider, and the weight at its right end unless a weight of the session is
 #: larger: then the end is the next 1-2-5 number above the largest weight (see ``weight_scale``).
 WEIGHT_STEPS = 100
@@ -81,6 +83,14 @@ class LimitSpinBox(QDoubleSpinBox):
             self.setValue(self.minimum())
             return
         super().stepBy(steps)
+
+    def textFromValue(self, value: float) -> str:  # Qt override
+        """The value at the box's decimals without trailing zeros: the box takes as many decimals
+        as set a measured value apart from its neighbours (:meth:`LimitControl.set_range`), and a
+        limit of 0.05 ms read "0.0500000" at the seven a 0.019 ms kernel needs."""
+        text = super().textFromValue(value)
+        point = self.locale().decimalPoint()
+        return text.rstrip("0").rstrip(point) if point in text else text
 
     def _text_width(self, values: tuple[float, float]) -> int:
         """The room Qt's size hint gives the texts of ``values``: each cut to 18 characters, with a
@@ -158,7 +168,10 @@ class LimitControl:
         self.spin.blockSignals(True)
         self.spin.setSingleStep(_nice_step(hi - lo))
         smallest = max(min(abs(lo), abs(hi)) if lo > 0 else (hi - lo) / 100, 1e-9)
-        self.spin.setDecimals(int(min(8, max(2, 3 - math.floor(math.log10(smallest))))))
+        # six significant figures of the smallest value typed: measured figures often differ in the
+        # fifth (two kernels' 67.1089 and 67.1091 MB), and a box of fewer decimals dropped a typed
+        # digit without a word, leaving a limit that kept neither (see textFromValue for the zeros)
+        self.spin.setDecimals(int(min(MAX_DECIMALS, max(2, 5 - math.floor(math.log10(smallest))))))
         self.spin.floor = self.floor()
         self.spin.shown_range = (lo, hi)
         self.spin.updateGeometry()
@@ -210,7 +223,7 @@ class LimitControl:
         self.slider.setAccessibleDescription(f"limit {self.spin.text()}")
 
     def _on_slider(self, position: int) -> None:
-        value = self.value_at(position)
+        value = max(dragged_limit(self.value_at(position)), self.floor())
         self.spin.blockSignals(True)
         self.spin.setValue(value)
         self.spin.blockSignals(False)
@@ -415,7 +428,7 @@ class ObjectivePanel(QWidget):
         self._drop_extra_rows()
         self.weight_scale = weight_scale(self.model.weights.values.values())
         self._update_weight_rows()
-        self._update_ranges()
+        self._update_ranges(typing_kept=False)
         self._fold_named_bounds()
         self._on_objective_changed()
         self._on_ranking_changed()
@@ -639,7 +652,10 @@ class ObjectivePanel(QWidget):
                 break
         return parts
 
-    def _update_ranges(self) -> None:
+    def _update_ranges(self, typing_kept: bool = True) -> None:
+        """Each limit's slider range and box decimals from the data shown; a box being typed in
+        keeps its own unless ``typing_kept`` is False (another session shown: its data's decimals,
+        or a value typed for the new session lost digits at the old session's)."""
         example = self.extra_example()
         self.extra_edit.setPlaceholderText(f"more: {example}")
         measured = bool(self.model.n) and not bool(self.model.failed_mask().all())
@@ -657,7 +673,7 @@ class ObjectivePanel(QWidget):
                 control.set_available(span is not None or not measured or in_force)
             if span is None:
                 span = (0.0, 1.0) if not control.log else (1e-3, 1.0)
-            if control.spin.hasFocus():  # a limit being typed: its box is the person's until they leave it
+            if typing_kept and control.spin.hasFocus():  # a limit being typed: the person's until they leave it
                 continue
             control.set_range(*span)
             limit = getattr(constraints, control.field)

@@ -68,6 +68,18 @@ def remeasure_way(session: Any) -> str | None:
     return None if isinstance(backend, dict) and backend.get("kind") == "replay" else REMEASURE_HERE
 
 
+#: Significant figures of a limit set by dragging (a slider, a chart's limit line).
+DRAGGED_FIGURES = 4
+
+
+def dragged_limit(value: float) -> float:
+    """The limit a drag sets: its point rounded to :data:`DRAGGED_FIGURES` significant figures, the
+    number the limit's box and the chart's line then show. Why: a drag lands on a point of a scale
+    (8.73367621144256 ms), which those showed as 8.734, and 8.734 typed into the box or given to
+    ``show --max-latency-ms`` kept another set of trials than the window did."""
+    return float(f"{value:.{DRAGGED_FIGURES}g}")
+
+
 def metric_label(name: str) -> str:
     if name.startswith("slot:"):
         return f"{name[5:]} (slot)"
