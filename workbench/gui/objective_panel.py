@@ -100,7 +100,9 @@ class LimitSpinBox(QDoubleSpinBox):
         return max(*widths, metrics.horizontalAdvance(self.specialValueText()))
 
     def _narrowed(self, hint: QSize) -> QSize:
-        spare = self._text_width((self.minimum(), self.maximum())) - self._text_width(self.shown_range)
+        # room for the limits the slider sets (four figures); the box's six for a typed one scroll
+        lo, hi = self.shown_range
+        spare = self._text_width((self.minimum(), self.maximum())) - self._text_width((dragged_limit(lo), dragged_limit(hi)))
         return QSize(hint.width() - max(spare, 0), hint.height())
 
     def sizeHint(self) -> QSize:  # Qt override
