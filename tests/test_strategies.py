@@ -163,9 +163,10 @@ def test_a_seed_that_is_not_one_is_one_clear_line(name, seed, space):
         make(name, space, seed=seed)
 
 
-def test_the_largest_seed_runs_every_strategy(space):
+def test_the_largest_seed_and_numpys_integers_run_every_strategy(space):
     for name in CASES:
-        assert len(make(name, space, seed=2**63 - 1).ask(2)) == 2
+        for seed in (2**63 - 1, np.int64(5), np.int32(5)):  # (the portfolio's arithmetic overflowed an int64)
+            assert len(make(name, space, seed=seed).ask(2)) == 2, (name, seed)
 
 
 @pytest.mark.parametrize("name", [n for n in CASES if n not in ("grid", "random")])

@@ -50,8 +50,8 @@ class Hybrid(IndexedStrategy):
         for role in ROLES:
             _check_member_suits(role, self.options[role], space)
         self.members: list[Strategy] = [
-            create_strategy(self.options["model"], space, seed=seed),
-            create_strategy(self.options["walker"], space, seed=(seed + 7919) % (MAX_SEED + 1)),
+            create_strategy(self.options["model"], space, seed=self.seed),
+            create_strategy(self.options["walker"], space, seed=(self.seed + 7919) % (MAX_SEED + 1)),
         ]
         self.picks = [0, 0]
         self.owner: dict[str, int] = {}  # config id -> member that proposed it
