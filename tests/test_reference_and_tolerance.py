@@ -134,8 +134,9 @@ def test_a_run_without_a_reference_says_so_in_the_session_and_on_the_command_lin
     out = tmp_path / "s.json"
     done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--budget", "4", "--out", out, "--quiet")
     assert done.returncode == 0, done.stderr
-    line = done.stdout.strip().splitlines()[-1]
-    assert line.startswith("saxpy: no reference given") and "checks no outputs" in line  # said once, last
+    *_, line, summary = done.stdout.strip().splitlines()
+    assert line.startswith("saxpy: no reference given") and "checks no outputs" in line  # said once, before
+    assert summary.startswith("saxpy: 4 trials (new session)")  # the summary, last (docs/cli.md)
     assert "no reference given" in json.loads(out.read_text())["extra"]["reference"]
 
 
