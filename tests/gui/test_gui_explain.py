@@ -17,7 +17,7 @@ from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.core.errors import WorkbenchError
-from workbench.gui.text import dragged_limit, metric_label
+from workbench.gui.text import limit_text, metric_label
 from workbench.gui.plot_axes import left_title
 
 
@@ -1417,7 +1417,7 @@ def test_the_latency_limit_box_shows_the_limit_in_force_when_it_gains_a_decimal(
     window.refresh()
     window.model.set_constraints(max_latency_ms=1.444484)  # typed, or a session's own limit
     box = window.objective_panel.limits["max_latency_ms"].spin
-    assert box.decimals() == 5 and box.text() == "1.44448"  # six figures of the data's least latency
+    assert box.text() == "1.444484"  # every figure of the limit in force, beyond the data's own six
     faster = [dataclasses.replace(t, index=t.index + 100) for t in _session().trials]  # from 0.1 ms, as a run adds
     slow.trials.extend(faster)
     window.model.sync()
@@ -1651,12 +1651,86 @@ def test_a_limit_dragged_is_the_number_the_box_and_the_chart_show(shown):
     for position in (137, 503, 999):
         control.slider.setValue(position)
         limit = shown.model.constraints.max_latency_ms
-        assert limit == float(control.spin.text()) == dragged_limit(control.value_at(position))
+        assert limit == float(control.spin.text()) == control.dragged(position)
     chart = shown.tradeoff_chart
     chart.refresh()
     line = chart.latency_line
     line.setValue(math.log10(0.1234567) if chart.log_x else 0.1234567)
     line.sigPositionChangeFinished.emit(line)
-    assert shown.model.constraints.max_latency_ms == 0.1235
+    limit = shown.model.constraints.max_latency_ms
+    assert limit is not None and 0.1234 <= limit <= 0.1235 and len(limit_text(limit)) <= len("0.1235")  # to a pixel
     chart.refresh()
-    assert line.label.toPlainText() == "max latency 0.1235 ms" and control.spin.text() == "0.1235"
+    assert line.label.toPlainText() == f"max latency {limit_text(limit)} ms" and control.spin.text() == limit_text(limit)
+
+
+def test_every_step_of_a_slider_over_a_narrow_range_sets_its_own_limit(window):
+    """Rounded to four figures, a min-quality slider over qualities of 0.99986 to 0.99987 set one
+    limit, 0.9999, at every position: above every trial, so nothing was feasible anywhere."""
+    session = _session()
+    for i, trial in enumerate(session.trials):
+        trial.measurement.metrics["quality"] = 0.99986 + 0.0000005 * i
+    window.model.set_session(session)
+    window.refresh()
+    control = window.objective_panel.limits["min_quality"]
+    limits = set()
+    for position in range(1000, -1, -50):  # (from the far end: the slider starts at 0, the loosest)
+        control.slider.setValue(position)
+        limits.add(window.model.constraints.min_quality)
+        assert window.model.constraints.min_quality == float(control.spin.text())
+    assert len(limits) == 21
+    assert window.model.ranking.n_feasible == len(session.trials)  # at 0, the loosest end: every trial
+
+
+def test_a_limit_set_before_the_data_keeps_its_figures_in_the_box_when_the_data_comes(window):
+    """Dragged before any trial (over a made-up range), a memory limit of 0.01526 MB read 0.0153
+    once trials of 67 MB gave the box four decimals, while the card named 0.01526."""
+    control = window.objective_panel.limits["max_memory_mb"]
+    control.slider.setValue(400)
+    limit = window.model.constraints.max_memory_mb
+    assert limit is not None and control.spin.text() == limit_text(limit)
+    window.model.set_session(_close_figures())
+    window.model.set_constraints(max_memory_mb=limit)
+    window.refresh()
+    assert control.spin.text() == limit_text(limit) and window.model.constraints.max_memory_mb == limit
+
+
+@pytest.mark.parametrize("how", ["typed", "ticked", "up from off"])
+def test_the_limit_lines_label_reads_what_the_box_reads(shown, qtbot, how):
+    """The line's label wrote six figures (0.123457) of a limit the box showed whole (0.1234567),
+    and ticking a limit on set the data's loosest point of the scale, eight figures long."""
+    control = shown.objective_panel.limits["max_latency_ms"]
+    if how == "typed":
+        shown.model.set_constraints(max_latency_ms=0.1234567)
+    elif how == "ticked":
+        control.enabled.setChecked(True)
+    else:
+        control.spin.stepBy(1)
+    limit = shown.model.constraints.max_latency_ms
+    assert limit is not None
+    chart = shown.tradeoff_chart
+    chart.refresh()
+    assert control.spin.text() == limit_text(limit)
+    assert chart.latency_line.label.toPlainText() in (f"max latency {limit_text(limit)} ms", f"≤ {limit_text(limit)} ms")
+    if how != "typed":
+        assert len(limit_text(limit)) <= 8  # a round limit, as a drag sets, not a point of the scale
+
+
+@pytest.mark.parametrize("typed", ["off", "OFF", ""])
+def test_typing_off_or_emptying_a_limit_box_turns_the_limit_off(shown, qtbot, typed):
+    """The box reads "off" while its limit is off, but Qt refused every letter of it typed, and
+    the limit stayed in force without a word."""
+    shown.show()
+    qtbot.waitExposed(shown)
+    control = shown.objective_panel.limits["max_latency_ms"]
+    control.enabled.setChecked(True)
+    assert shown.model.constraints.max_latency_ms is not None
+    box = control.spin
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=5000)
+    box.lineEdit().selectAll()
+    QTest.keyClick(box, Qt.Key.Key_Backspace)
+    if typed:
+        QTest.keyClicks(box, typed)
+    QTest.keyClick(box, Qt.Key.Key_Return)
+    assert shown.model.constraints.max_latency_ms is None and not control.enabled.isChecked()
+    assert box.text() == "off"

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import QApplication
 
 from workbench.core.domain.measurement import Status
 from workbench.core.domain.session import load_session
-from workbench.gui.text import dragged_limit
 
 BENCH = str(Path(__file__).with_name("gui_bench.py"))
 SLOW = str(Path(__file__).parents[1] / "fixtures" / "slow_bench.py")
@@ -137,7 +136,7 @@ def test_sliders_rerank_as_the_objective_says(window, qtbot):
     latency = window.objective_panel.limits["max_latency_ms"]
     latency.slider.setValue(0)
     assert latency.enabled.isChecked()
-    tightest = dragged_limit(latency.value_at(0))  # the slider's point, to the figures the box shows
+    tightest = latency.dragged(0)  # the slider's point, to the figures the box shows
     assert model.constraints.max_latency_ms == tightest and latency.spin.text() == f"{tightest:g}"
     assert model.ranking.n_feasible == expected_best(trials, tightest, limit)[0] == 0
     assert "Nothing is feasible" in window.best_card.text()

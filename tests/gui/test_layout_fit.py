@@ -624,11 +624,12 @@ def test_constraint_sliders_keep_most_of_their_row_in_presentation_mode(ran, qtb
         QApplication.processEvents()
         shown = control.spin.lineEdit()
         assert shown.width() >= shown.fontMetrics().horizontalAdvance(control.spin.text()), control.spin.text()
-    # ranges shown at seven and eight decimals (Qt cuts the texts it sizes a box for to 18 characters)
+    # ranges shown at seven and eight decimals (Qt cuts the texts it sizes a box for to 18 characters):
+    # the limits the slider sets at its ends fit (a longer typed one scrolls in the box)
     control = ran.objective_panel.limits["max_memory_mb"]
     for low, high in ((0.0123, 0.0456), (0.00021, 0.00087), (2.1e-5, 8.7e-5)):
         control.set_range(low, high)
-        for value in (control.lo, control.hi):
+        for value in (control.dragged(0), control.dragged(1000)):
             control.show(value)
             QApplication.processEvents()
             shown = control.spin.lineEdit()

@@ -31,7 +31,7 @@ from workbench.gui.elided_label import ElidedCombo
 from workbench.gui.fast_scatter import FastScatter
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, keep_room_right_of_the_axis, left_title, set_left_title
-from workbench.gui.text import describe_trial, dragged_limit, metric_label, remeasure_way
+from workbench.gui.text import describe_trial, dragged_limit, limit_text, metric_label, remeasure_way
 
 # --- the palette: created once, reused by every item (colour-blind-safe Okabe-Ito hues) ----------
 #: A slash between letters (a unit: GB/s, GFLOP/s), joined to what follows with a word joiner:
@@ -529,10 +529,23 @@ class TradeoffChart(ChartBase):
         latency = self.model.metric("latency_ms")
         measured = latency[np.isfinite(latency) & (latency > 0)] if self.model.n else latency[:0]
         floor = 0.5 * float(measured.min()) if measured.size else MIN_LATENCY_LIMIT_MS
-        self.model.set_constraints(max_latency_ms=dragged_limit(10**value) if self.log_x else max(dragged_limit(value), floor))
+        limit = 10**value if self.log_x else value
+        self.model.set_constraints(max_latency_ms=max(dragged_limit(limit, self._pixel(limit, 0)), floor))
 
     def _on_memory_dragged(self, line: pg.InfiniteLine) -> None:
-        self.model.set_constraints(max_memory_mb=max(dragged_limit(float(line.value())), 0.0))
+        value = float(line.value())
+        self.model.set_constraints(max_memory_mb=max(dragged_limit(value, self._pixel(value, 1)), 0.0))
+
+    def _pixel(self, value: float, axis: int) -> float:
+        """What one pixel of the plot spans at ``value`` along ``axis`` (0: x, latency; 1: y, in
+        the axis's units): the resolution of a limit line dragged there (0 before the plot has a size)."""
+        view = self.plot.getViewBox()
+        low, high = view.viewRange()[axis]
+        pixels = view.width() if axis == 0 else view.height()
+        if not (pixels > 0 and high > low):
+            return 0.0
+        per = (high - low) / pixels
+        return value * math.log(10) * per if (self.log_x, self.log_y)[axis] else per
 
     def _refresh(self) -> None:
         model, ranking = self.model, self.model.ranking
@@ -641,19 +654,22 @@ class TradeoffChart(ChartBase):
         as it is dragged, where a text fixed when the limit was set showed the old limit meanwhile."""
         # (bounded: as the axis turns logarithmic the line still holds its linear value for a moment,
         # 1500 ms read as 10 ** 1500, until the refresh moves it)
-        value = _limit_shown(10 ** min(position, 300.0) if self.log_x else position, self.model.constraints.max_latency_ms)
-        return f"≤ {value:.6g} ms" if short else f"max latency {value:.6g} ms"
+        value = 10 ** min(position, 300.0) if self.log_x else position
+        text = limit_text(_limit_shown(value, self.model.constraints.max_latency_ms, self._pixel(value, 0)))
+        return f"≤ {text} ms" if short else f"max latency {text} ms"
 
     def _memory_label(self, position: float) -> str:
-        return f"max memory {_limit_shown(position, self.model.constraints.max_memory_mb):.6g} MB"
+        shown = _limit_shown(position, self.model.constraints.max_memory_mb, self._pixel(position, 1))
+        return f"max memory {limit_text(shown)} MB"
 
 
-def _limit_shown(value: float, limit: float | None) -> float:
+def _limit_shown(value: float, limit: float | None, pixel: float) -> float:
     """What a limit line's label reads at ``value``: the limit in force where the line stands at
-    it (typed with all its figures), else the limit a drag ending there sets (:func:`dragged_limit`)."""
+    it (typed with all its figures), else the limit a drag ending there sets (:func:`dragged_limit`,
+    to the ``pixel``)."""
     if limit is not None and math.isclose(value, limit, rel_tol=1e-9):
         return limit
-    return dragged_limit(value)
+    return dragged_limit(value, pixel)
 
 
 class FittingLineLabel(pg.InfLineLabel):

@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QFontMetrics, QKeyEvent, QWheelEvent
+from PySide6.QtGui import QFontMetrics, QKeyEvent, QValidator, QWheelEvent
 from PySide6.QtWidgets import (
     QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QPushButton, QSlider, QVBoxLayout, QWidget,
 )
@@ -28,12 +28,10 @@ from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.model import BASE_METRICS, STATUS_CODES, SessionModel
 from workbench.core.domain.figures import fmt
-from workbench.gui.text import WARNING_TEXT, dragged_limit, metric_label, plain_tip
+from workbench.gui.text import LIMIT_DECIMALS, WARNING_TEXT, dragged_limit, limit_decimals, metric_label, plain_tip
 
 STEPS = 1000
 OFF = -1.0  # the spin boxes' "off" sentinel (every limit here is >= 0)
-#: Most decimals a limit's box takes (a latency limit of 1e-9 ms has 9).
-MAX_DECIMALS = 10
 #: Positions of a weight slider, and the weight at its right end unless a weight of the session is
 #: larger: then the end is the next 1-2-5 number above the largest weight (see ``weight_scale``).
 WEIGHT_STEPS = 100
@@ -84,13 +82,33 @@ class LimitSpinBox(QDoubleSpinBox):
             return
         super().stepBy(steps)
 
+    def validate(self, text: str, position: int) -> Any:  # Qt override
+        """The "off" the box shows while the limit is off can be typed too (or the box emptied) to
+        turn it off: Qt refused every letter of it, and the limit stayed on without a word."""
+        typed = text.strip().lower()
+        off = self.specialValueText().lower()
+        if typed == off:
+            return QValidator.State.Acceptable, text, position
+        if off.startswith(typed):  # "", "o", "of": on the way to it
+            return QValidator.State.Intermediate, text, position
+        return super().validate(text, position)
+
+    def fixup(self, text: str) -> str:  # Qt override: Enter on an emptied box is "off"
+        return self.specialValueText() if not text.strip() else super().fixup(text)
+
+    def valueFromText(self, text: str) -> float:  # Qt override
+        if text.strip().lower() == self.specialValueText().lower():
+            return self.minimum()
+        return super().valueFromText(text)
+
     def textFromValue(self, value: float) -> str:  # Qt override
         """The value at the box's decimals without trailing zeros: the box takes as many decimals
         as set a measured value apart from its neighbours (:meth:`LimitControl.set_range`), and a
         limit of 0.05 ms read "0.0500000" at the seven a 0.019 ms kernel needs."""
         text = super().textFromValue(value)
         point = self.locale().decimalPoint()
-        return text.rstrip("0").rstrip(point) if point in text else text
+        short = text.rstrip("0").rstrip(point) if point in text else text
+        return text if value > 0 and short == "0" else short  # a limit too fine for the box is no 0
 
     def _text_width(self, values: tuple[float, float]) -> int:
         """The room Qt's size hint gives the texts of ``values``: each cut to 18 characters, with a
@@ -100,9 +118,8 @@ class LimitSpinBox(QDoubleSpinBox):
         return max(*widths, metrics.horizontalAdvance(self.specialValueText()))
 
     def _narrowed(self, hint: QSize) -> QSize:
-        # room for the limits the slider sets (four figures); the box's six for a typed one scroll
-        lo, hi = self.shown_range
-        spare = self._text_width((self.minimum(), self.maximum())) - self._text_width((dragged_limit(lo), dragged_limit(hi)))
+        # room for the limits the slider sets (LimitControl.dragged); a longer typed one scrolls
+        spare = self._text_width((self.minimum(), self.maximum())) - self._text_width(self.shown_range)
         return QSize(hint.width() - max(spare, 0), hint.height())
 
     def sizeHint(self) -> QSize:  # Qt override
@@ -153,7 +170,11 @@ class LimitControl:
         floor_ok = value > 0 if self.field == "max_latency_ms" else value >= 0
         return floor_ok and value <= self.spin.maximum()
 
-    def set_range(self, lo: float, hi: float) -> None:
+    def set_range(self, lo: float, hi: float, limit: float | None = None) -> None:
+        """The slider's span and the box's decimals from the data's range (``lo`` to ``hi``), the
+        decimals at least those ``limit`` (the one in force) is written with, so the box shows it
+        as it is: a limit set before the data came (a memory limit of 0.01526 MB) read 0.0153
+        once the data's 67 MB gave the box four decimals, a number that was not in force."""
         if self.log:
             lo = max(lo, 1e-9)
             hi = max(hi, lo * 1.0001)
@@ -173,9 +194,9 @@ class LimitControl:
         # six significant figures of the smallest value typed: measured figures often differ in the
         # fifth (two kernels' 67.1089 and 67.1091 MB), and a box of fewer decimals dropped a typed
         # digit without a word, leaving a limit that kept neither (see textFromValue for the zeros)
-        self.spin.setDecimals(int(min(MAX_DECIMALS, max(2, 5 - math.floor(math.log10(smallest))))))
+        self.spin.setDecimals(int(min(LIMIT_DECIMALS, max(2, 5 - math.floor(math.log10(smallest)), limit_decimals(limit)))))
         self.spin.floor = self.floor()
-        self.spin.shown_range = (lo, hi)
+        self.spin.shown_range = (self.dragged(0), self.dragged(STEPS))
         self.spin.updateGeometry()
         self.spin.blockSignals(False)
 
@@ -200,6 +221,12 @@ class LimitControl:
             return self.lo * (self.hi / self.lo) ** t
         return self.lo + (self.hi - self.lo) * t
 
+    def dragged(self, position: int) -> float:
+        """The limit the slider sets at ``position``: its point rounded to one step of the scale
+        there (:func:`dragged_limit`), never below the tightest limit the box takes."""
+        step = (self.value_at(position) * math.log(self.hi / self.lo) if self.log else self.hi - self.lo) / STEPS
+        return max(dragged_limit(self.value_at(position), step), self.floor())
+
     def position_of(self, value: float) -> int:
         if self.log:
             t = math.log(max(value, 1e-12) / self.lo) / math.log(self.hi / self.lo)
@@ -212,6 +239,8 @@ class LimitControl:
         for widget in (self.enabled, self.slider, self.spin):
             widget.blockSignals(True)
         self.enabled.setChecked(value is not None)
+        if value is not None and self.spin.decimals() < limit_decimals(value):  # shown as it is (1e-9 read "0")
+            self.spin.setDecimals(min(LIMIT_DECIMALS, limit_decimals(value)))
         self.spin.setValue(value if value is not None else OFF)
         loosest = 0 if self.lower_bound else STEPS
         self.slider.setValue(self.position_of(value) if value is not None else loosest)
@@ -225,7 +254,7 @@ class LimitControl:
         self.slider.setAccessibleDescription(f"limit {self.spin.text()}")
 
     def _on_slider(self, position: int) -> None:
-        value = max(dragged_limit(self.value_at(position)), self.floor())
+        value = self.dragged(position)
         self.spin.blockSignals(True)
         self.spin.setValue(value)
         self.spin.blockSignals(False)
@@ -257,7 +286,7 @@ class LimitControl:
 
     def _on_toggled(self, on: bool) -> None:
         self.spin.blockSignals(True)  # on: start at the loosest limit of the data; off: "off"
-        self.spin.setValue(self.value_at(0 if self.lower_bound else STEPS) if on else OFF)
+        self.spin.setValue(self.dragged(0 if self.lower_bound else STEPS) if on else OFF)
         self.spin.blockSignals(False)
         self._on_user_change()
 
@@ -677,8 +706,8 @@ class ObjectivePanel(QWidget):
                 span = (0.0, 1.0) if not control.log else (1e-3, 1.0)
             if typing_kept and control.spin.hasFocus():  # a limit being typed: the person's until they leave it
                 continue
-            control.set_range(*span)
             limit = getattr(constraints, control.field)
+            control.set_range(*span, limit=limit)
             if not control.enabled.isChecked():
                 control.show(None)
             elif limit is not None:  # at the box's new decimals: rounded at the old ones, 1.44448 read 1.4440

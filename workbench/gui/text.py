@@ -68,16 +68,38 @@ def remeasure_way(session: Any) -> str | None:
     return None if isinstance(backend, dict) and backend.get("kind") == "replay" else REMEASURE_HERE
 
 
-#: Significant figures of a limit set by dragging (a slider, a chart's limit line).
-DRAGGED_FIGURES = 4
+def dragged_limit(value: float, step: float) -> float:
+    """The limit a drag sets: its point rounded to the decimal place of ``step``, the resolution of
+    what was dragged there (one step of a slider, one pixel of a chart's limit line).
+
+    Why: a drag lands on a point of a scale (8.73367621144256 ms), which the limit's box and the
+    line's label showed rounded, and the number shown, typed into the box or given to ``show``,
+    kept another set of trials than the window did. Rounded to the scale's own resolution, the
+    limit is a short number that is exactly the one shown, and every step still sets its own
+    limit: a fixed count of figures made a slider over qualities of 0.99986 to 0.99987 one limit
+    that kept no trial at any position."""
+    if not (step > 0 and math.isfinite(step) and math.isfinite(value)):
+        return value
+    return round(value, -math.floor(math.log10(step)))
 
 
-def dragged_limit(value: float) -> float:
-    """The limit a drag sets: its point rounded to :data:`DRAGGED_FIGURES` significant figures, the
-    number the limit's box and the chart's line then show. Why: a drag lands on a point of a scale
-    (8.73367621144256 ms), which those showed as 8.734, and 8.734 typed into the box or given to
-    ``show --max-latency-ms`` kept another set of trials than the window did."""
-    return float(f"{value:.{DRAGGED_FIGURES}g}")
+#: Most decimals a limit is written with (a latency limit of 1e-9 ms has 9).
+LIMIT_DECIMALS = 10
+
+
+def limit_text(value: float) -> str:
+    """A limit as the window writes it, in its box and on a chart's limit line: every decimal it
+    has (up to :data:`LIMIT_DECIMALS`), no trailing zeros, so the figure read off the chart is the
+    one in force."""
+    text = f"{value:.{LIMIT_DECIMALS}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def limit_decimals(value: float | None) -> int:
+    """How many decimals :func:`limit_text` writes ``value`` with (0 for None)."""
+    if value is None or not math.isfinite(value):
+        return 0
+    return len(limit_text(value).partition(".")[2])
 
 
 def metric_label(name: str) -> str:
