@@ -938,6 +938,32 @@ def test_narrowing_a_domain_when_continuing_keeps_the_earlier_trials_loadable(tm
     reloaded = load_session(out)  # earlier trials outside the narrowed domain are still its own
     assert len(reloaded.trials) == 19
     assert all(t.config["x"] in (5, 6, 7) for t in reloaded.trials[15:])
+    # the narrowing is kept, as a restriction beside a domain wide enough for every trial, in the
+    # declared order: stored widened alone, the next plain continuation searched every value again,
+    # and the values appended in the trials' order made neighbours of values far apart
+    declared = [v for v in session.space.slot("x").values]
+    stored = reloaded.space.slot("x").values
+    assert list(stored) == [v for v in declared if v in stored] and {5, 6, 7} < set(stored)
+    assert "x in (5, 6, 7,)" in reloaded.space.restrictions
+    finished = resume_run(out, RunRequest(kernel=TRIVIAL, budget=6)).run()
+    assert finished.reason in ("budget", "exhausted"), finished.message
+    assert {t.config["x"] for t in load_session(out).trials[19:]} <= {5, 6, 7}
+
+
+def test_a_restriction_added_by_hand_to_a_replays_session_is_refused_not_ignored(cli, tmp_path: Path) -> None:
+    """A recording's space is what was measured (the window refuses to edit it): a restriction
+    written into such a session's file was kept there while every continued run ignored it."""
+    cache = FIXTURES / "kt_cache_small.json"
+    out = tmp_path / "r.json"
+    assert cli("tune", "--replay", cache, "--budget", "3", "--quiet", "--out", out).returncode == 0
+    data = json.loads(out.read_text())
+    name = data["space"]["slots"][0]["name"]
+    data["space"]["restrictions"] = [*data["space"]["restrictions"], f"{name} > 0"]
+    out.write_text(json.dumps(data))
+    before = out.read_bytes()
+    done = cli("tune", "--resume", out, "--budget", "5", "--quiet")
+    assert done.returncode == 2 and f"the session's space has the restriction '{name} > 0'" in one_line_error(done)
+    assert out.read_bytes() == before
 
 
 def test_out_dash_is_refused_where_a_command_writes_a_session(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -174,6 +174,27 @@ def test_a_slot_of_many_values_is_one_line_narrowed_by_a_restriction(qtbot):
         panel.add_value("i=5")
 
 
+def test_a_sessions_narrowed_domain_shows_as_the_values_left_unticked(qtbot):
+    """A session keeps a narrowed domain as a restriction (its trials hold the wider one): the tab
+    shows it as the values it leaves unticked, and a Start without edits changes nothing; a
+    person's own restriction of the same kind stays a line of theirs."""
+    from workbench.core.domain.narrowing import narrowing, split_narrowings
+    from workbench.core.domain.space import SearchSpace, Slot
+    from workbench.gui.slots_panel import SlotsPanel
+
+    own = "unroll in (1, 4)"  # not the generated form: the person's
+    space = SearchSpace([Slot("block", (32, 64, 128, 256)), Slot("unroll", (1, 2, 4))],
+                        restrictions=[narrowing("block", [64, 256]), own])
+    assert split_narrowings(space) == ({"block": [64, 256]}, [own])
+    panel = SlotsPanel()
+    qtbot.addWidget(panel)
+    panel.set_space(space, fixed=True)
+    assert panel.domains() == {"block": [64, 256], "unroll": [1, 2, 4]}
+    assert panel.restrictions.toPlainText() == own and panel.space is space  # (no edit: nothing to send)
+    panel.set_value_enabled("block", 128, True)  # ticked back: the narrowing is the ticks'
+    assert panel.space.slot("block").values == (64, 128, 256) and list(panel.space.restrictions) == [own]
+
+
 def test_slots_panel_over_a_template_adds_back_only_declared_values(qtbot):
     """A template renders only the values it declares: a value it does not is refused in one line
     (before, it was accepted and every config with it failed to render, using up the budget)."""

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
+from workbench.core.domain.narrowing import narrowing, split_narrowings
 from workbench.core.domain.space import GROUPS, SearchSpace, Slot
 from workbench.gui.background import Background
 from workbench.gui.text import WARNING_TEXT, plain_tip
@@ -100,9 +101,20 @@ class SlotsPanel(QWidget):
                 for slot in slots:
                     self._add_slot_item(group_item, slot)
                 group_item.setExpanded(True)
+        # a session's narrowed domains are stored as restrictions (its trials keep the wider ones):
+        # shown again as the values left unticked, the other restrictions as lines
+        narrowed, others = split_narrowings(space) if space is not None else ({}, [])
+        for name, values in narrowed.items():
+            if name in self.long_values:  # (too many values to tick: the restriction stays a line)
+                others.append(narrowing(name, values))
+                continue
+            item = self._slot_item(name)
+            for child in _children(item) if item is not None else ():
+                if child.data(0, ROLE_VALUE) not in values:
+                    child.setCheckState(0, Qt.CheckState.Unchecked)
         self.tree.blockSignals(False)
         self.restrictions.blockSignals(True)
-        self.restrictions.setPlainText("\n".join(space.restrictions) if space is not None else "")
+        self.restrictions.setPlainText("\n".join(others))
         self.restrictions.blockSignals(False)
         self.error_label.setText("")
         self._show_count()

@@ -53,6 +53,7 @@ from workbench.core.domain.session import (
 )
 from workbench.core.domain.search_objective import Objective, check_stored_directions
 from workbench.core.io.session_lock import SessionLock
+from workbench.core.domain.narrowing import narrowing
 from workbench.core.domain.space import Config, restriction_note
 from workbench.core.domain.templates import likeliest_first
 from workbench.core.domain.sizes import (
@@ -1559,6 +1560,12 @@ def _edited_space(target: Target, request: RunRequest, session: Session | None =
                                  + "; start {new_session} of it")
         space = stored.with_params(space.params)
         _check_within_template(space, target, "the session's space")
+    if space.is_explicit and stored is not None:
+        added = [text for text in stored.restrictions if text not in space.restrictions]
+        if added:  # (an edited file: the window and tune edit no recording's space)
+            raise WorkbenchError(template=quoted(f"the session's space has the restriction {added[0]!r}, which its "
+                                                 "recording does not: a recording's space is what was measured")
+                                 + "; remove it from the file, or start {new_session}")
     if request.domains is None and request.restrictions is None:
         return space
     if space.is_explicit:
@@ -1600,7 +1607,7 @@ def _update_continued(session: Session, request: RunRequest, spec: BackendSpec, 
     """Record what this run changes on the session it continues (the flags given win)."""
     session.backend = spec.to_dict()
     if request.domains is not None or request.restrictions is not None:
-        session.space = _space_keeping_trials(space, session)
+        session.space = _space_keeping_trials(space, session, target.space)
     elif session.space is None:
         session.space = target.space
     session.strategy = _strategy_record(session.strategy, strategy_name, seed, options)
@@ -1630,22 +1637,31 @@ def _strategy_record(before: StrategyInfo, name: str, seed: int, options: Mappin
     return record
 
 
-def _space_keeping_trials(edited: Any, session: Session) -> Any:
+def _space_keeping_trials(edited: Any, session: Session, declared: Any) -> Any:
     """The space to store with a continued session whose domains were edited: the edited one, its
-    domains widened by every value a trial of the session already has. The run searches the edited
-    space; the stored one must still hold the earlier trials (a session whose trials lie outside its
-    own domains is refused on load), and narrowing a domain never discards a measurement."""
+    domains widened by every value a trial of the session already has, and each narrowing kept as
+    a restriction (:mod:`workbench.core.domain.narrowing`). The stored space must still hold the
+    earlier trials (a session whose trials lie outside its own domains is refused on load), so
+    narrowing a domain never discards a measurement; the restriction keeps the next run (``tune
+    --resume``) to the narrowed values, where the widened domain alone searched them all again. A
+    widened domain keeps the order ``declared`` (the target's space) gives its values: appended
+    in the trials' order, 256 sat between 64 and 1024, and a neighbourhood step skipped 512."""
     domains: dict[str, list[Any]] = {}
+    narrowed: list[str] = []
     for slot in edited.slots:
         values = list(slot.values)
-        seen = set(values)
-        for trial in session.trials:
-            value = trial.config.get(slot.name)
-            if value is not None and value not in seen:
-                seen.add(value)
-                values.append(value)
-        domains[slot.name] = values
-    return edited.with_domains(domains)
+        kept = set(values)
+        extra = [value for value in dict.fromkeys(trial.config.get(slot.name) for trial in session.trials)
+                 if value is not None and value not in kept]
+        if not extra:
+            domains[slot.name] = values
+            continue
+        order = {value: i for i, value in enumerate(declared.slot(slot.name).values)} if slot.name in declared.names else {}
+        widened = sorted(values + extra, key=lambda value: order.get(value, len(order)))  # (stable: unknown ones last)
+        domains[slot.name] = widened
+        narrowed.append(narrowing(slot.name, [value for value in widened if value in kept]))
+    own = [text for text in edited.restrictions if text not in narrowed]
+    return edited.with_domains(domains).with_restrictions(own + narrowed)
 
 
 def _back_up_session(out: Path, keep_file: bool = False) -> None:
