@@ -950,6 +950,24 @@ def test_narrowing_a_domain_when_continuing_keeps_the_earlier_trials_loadable(tm
     assert {t.config["x"] for t in load_session(out).trials[19:]} <= {5, 6, 7}
 
 
+def test_narrowing_a_wide_slot_to_values_no_trial_has_continues_and_holds(tmp_path: Path) -> None:
+    """800 values narrowed to the 400 no trial had: the narrowing, one restriction of 2,800
+    characters, was refused by the space, and the continuation with it."""
+    bench = tmp_path / "wide_bench.py"
+    bench.write_text("SPACE = {'x': list(range(10000, 10800))}\n\n\ndef measure(config):\n"
+                     "    return {'latency_ms': 1.0 + (config['x'] % 97) / 100}\n")
+    out = tmp_path / "s.json"
+    session, finished = run_to_end(RunRequest(kernel=str(bench), strategy="random", budget=5), out)
+    assert finished.reason == "budget", finished.message
+    measured = {t.config["x"] for t in session.trials}
+    keep = [x for x in range(10000, 10800) if x % 2 == 0 and x not in measured]
+    finished = resume_run(out, RunRequest(kernel=str(bench), budget=6, domains={"x": keep})).run()
+    assert finished.reason == "budget", finished.message
+    finished = resume_run(out, RunRequest(kernel=str(bench), budget=12)).run()  # no edits: the narrowing holds
+    assert finished.reason == "budget", finished.message
+    assert {t.config["x"] for t in load_session(out).trials[5:]} <= set(keep)
+
+
 def test_a_restriction_added_by_hand_to_a_replays_session_is_refused_not_ignored(cli, tmp_path: Path) -> None:
     """A recording's space is what was measured (the window refuses to edit it): a restriction
     written into such a session's file was kept there while every continued run ignored it."""

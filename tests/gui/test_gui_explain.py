@@ -17,7 +17,7 @@ from workbench.core.domain.measurement import Measurement, Status, Trial
 from workbench.core.domain.session import Session
 from workbench.core.domain.space import Config, SearchSpace, Slot
 from workbench.core.errors import WorkbenchError
-from workbench.gui.text import limit_text, metric_label
+from workbench.gui.text import dragged_limit, limit_text, metric_label
 from workbench.gui.plot_axes import left_title
 
 
@@ -1734,3 +1734,10 @@ def test_typing_off_or_emptying_a_limit_box_turns_the_limit_off(shown, qtbot, ty
     QTest.keyClick(box, Qt.Key.Key_Return)
     assert shown.model.constraints.max_latency_ms is None and not control.enabled.isChecked()
     assert box.text() == "off"
+
+
+def test_a_limit_dragged_where_a_step_is_finer_than_the_box_shows_is_the_boxs_number():
+    """At the low end of a log slider reaching 1e-9, a step is 1e-12 wide: rounded to it, the
+    limit had eleven decimals and the box, which writes ten, showed another number."""
+    limit = dragged_limit(1.03e-9, 1e-12)
+    assert limit == 1e-9 and limit_text(limit) == "0.000000001"

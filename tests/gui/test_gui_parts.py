@@ -178,13 +178,13 @@ def test_a_sessions_narrowed_domain_shows_as_the_values_left_unticked(qtbot):
     """A session keeps a narrowed domain as a restriction (its trials hold the wider one): the tab
     shows it as the values it leaves unticked, and a Start without edits changes nothing; a
     person's own restriction of the same kind stays a line of theirs."""
-    from workbench.core.domain.narrowing import narrowing, split_narrowings
+    from workbench.core.domain.narrowing import narrowings, split_narrowings
     from workbench.core.domain.space import SearchSpace, Slot
     from workbench.gui.slots_panel import SlotsPanel
 
     own = "unroll in (1, 4)"  # not the generated form: the person's
     space = SearchSpace([Slot("block", (32, 64, 128, 256)), Slot("unroll", (1, 2, 4))],
-                        restrictions=[narrowing("block", [64, 256]), own])
+                        restrictions=[*narrowings("block", (32, 64, 128, 256), [64, 256]), own])
     assert split_narrowings(space) == ({"block": [64, 256]}, [own])
     panel = SlotsPanel()
     qtbot.addWidget(panel)

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 )
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.narrowing import narrowing, split_narrowings
+from workbench.core.domain.narrowing import narrowings, split_narrowings
 from workbench.core.domain.space import GROUPS, SearchSpace, Slot
 from workbench.gui.background import Background
 from workbench.gui.text import WARNING_TEXT, plain_tip
@@ -106,7 +106,7 @@ class SlotsPanel(QWidget):
         narrowed, others = split_narrowings(space) if space is not None else ({}, [])
         for name, values in narrowed.items():
             if name in self.long_values:  # (too many values to tick: the restriction stays a line)
-                others.append(narrowing(name, values))
+                others += narrowings(name, self.long_values[name], values)
                 continue
             item = self._slot_item(name)
             for child in _children(item) if item is not None else ():

@@ -80,7 +80,7 @@ def dragged_limit(value: float, step: float) -> float:
     that kept no trial at any position."""
     if not (step > 0 and math.isfinite(step) and math.isfinite(value)):
         return value
-    return round(value, -math.floor(math.log10(step)))
+    return round(value, min(LIMIT_DECIMALS, -math.floor(math.log10(step))))  # (as many as the box shows)
 
 
 #: Most decimals a limit is written with (a latency limit of 1e-9 ms has 9).

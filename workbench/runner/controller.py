@@ -53,7 +53,7 @@ from workbench.core.domain.session import (
 )
 from workbench.core.domain.search_objective import Objective, check_stored_directions
 from workbench.core.io.session_lock import SessionLock
-from workbench.core.domain.narrowing import narrowing
+from workbench.core.domain.narrowing import narrowings
 from workbench.core.domain.space import Config, restriction_note
 from workbench.core.domain.templates import likeliest_first
 from workbench.core.domain.sizes import (
@@ -1659,7 +1659,7 @@ def _space_keeping_trials(edited: Any, session: Session, declared: Any) -> Any:
         order = {value: i for i, value in enumerate(declared.slot(slot.name).values)} if slot.name in declared.names else {}
         widened = sorted(values + extra, key=lambda value: order.get(value, len(order)))  # (stable: unknown ones last)
         domains[slot.name] = widened
-        narrowed.append(narrowing(slot.name, [value for value in widened if value in kept]))
+        narrowed += narrowings(slot.name, widened, [value for value in widened if value in kept])
     own = [text for text in edited.restrictions if text not in narrowed]
     return edited.with_domains(domains).with_restrictions(own + narrowed)
 
