@@ -788,3 +788,33 @@ def test_a_sessions_budget_offer_never_takes_another_sessions_number(window, qtb
     assert 0 < left < 30 and window.model.n == 40 - left
     result = start_and_wait(window, qtbot, {**window.toolbar.request(), "executor": "inline", "delay_s": 0.0})
     assert result.reason == "budget" and window.model.n == 40 and window.toolbar.budget.value() != 5
+
+
+def test_a_new_session_from_a_narrowed_sessions_space_searches_what_the_tab_shows(window, qtbot, tmp_path):
+    """A session's narrowing shows as values left unticked; Start beginning a new session from it
+    (another GPU) searched the template's whole space, unticked values included, and the count
+    above the tab counted the unticked values as combinations."""
+    from workbench.runner.controller import resume_run
+
+    out = tmp_path / "narrowed.json"
+    estimate = {"compile": "estimate"}
+    session, _ = run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=4,
+                                       backend_options=estimate), out)
+    domains = {slot.name: list(slot.values) for slot in session.space.slots}
+    keep = [64, 256]
+    assert resume_run(out, RunRequest(budget=6, domains=dict(domains, block_size=keep))).run().reason == "budget"
+    window.open_session(out)
+    panel = window.slots_panel
+    assert panel.domains()["block_size"] == keep
+    qtbot.waitUntil(lambda: "valid configs of" in panel.count_label.text() and "counting" not in panel.count_label.text(),
+                    timeout=30_000)
+    ticked = 1
+    for values in panel.domains().values():
+        ticked *= len(values)
+    assert f"of {ticked:,} combinations" in panel.count_label.text()
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "vector_add", "backend": "sim", "gpu_model": "A100", "strategy": "random",
+                          "budget": 12, "options": estimate})
+    new = window.model.session
+    assert new is not None and "A100" in str(new.device.get("name")) and len(new.trials) == 12
+    assert {t.config["block_size"] for t in new.trials} <= set(keep)

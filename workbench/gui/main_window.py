@@ -698,7 +698,7 @@ class MainWindow(WindowRuns):
             panel = self.slots_panel  # one that shows this space already (edited from a wider one) keeps its base
             if session.space is not None and not (_same_slots(panel.base, session.space)
                                                   or _same_slots(panel.space, session.space)):
-                panel.set_space(session.space, fixed=backend != "python")
+                panel.set_space(session.space, fixed=backend != "python", from_session=True)
             self._show_problem_hint(session.problem)
         self._update_title()
 
@@ -755,7 +755,7 @@ class MainWindow(WindowRuns):
         session = self.model.session
         if session is not None and self._shows_session_kernel(name):
             backend = session.backend.get("kind") if isinstance(session.backend, dict) else None
-            self.slots_panel.set_space(session.space, fixed=backend != "python")
+            self.slots_panel.set_space(session.space, fixed=backend != "python", from_session=True)
             return
         if name.endswith(".py"):  # its declarations are read by a process of its own: not on this thread
             self.slots_panel.set_space(None)

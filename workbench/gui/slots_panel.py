@@ -37,6 +37,8 @@ class SlotsPanel(QWidget):
     def __init__(self, on_space_changed: Callable[[SearchSpace], None] | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.base: SearchSpace | None = None
+        self.from_session = False  # (see set_space)
+        self._counted: SearchSpace | None = None  # the space whose count the label waits for
         #: whether the base's domains are all its code accepts (a template's), see :meth:`set_space`
         self.fixed = False
         self.space: SearchSpace | None = None
@@ -80,11 +82,13 @@ class SlotsPanel(QWidget):
         layout.addWidget(self.count_label)
         layout.addWidget(self.error_label)
 
-    def set_space(self, space: SearchSpace | None, fixed: bool = False) -> None:
+    def set_space(self, space: SearchSpace | None, fixed: bool = False, from_session: bool = False) -> None:
         """Show a new base space (a template was chosen or a session was opened). ``fixed``: its
         domains are all the code accepts (a template renders only the values it declares), so
-        ``slot=value`` may only put a declared value back; a python benchmark's may grow."""
-        self.base, self.space, self.fixed = space, space, fixed
+        ``slot=value`` may only put a declared value back; a python benchmark's may grow.
+        ``from_session``: the space a session searched, which the next run searches too, also
+        when it is a new session (see :meth:`shown`)."""
+        self.base, self.space, self.fixed, self.from_session = space, space, fixed, from_session
         self.long_values = {}
         self.tree.blockSignals(True)
         self.tree.clear()
@@ -178,6 +182,20 @@ class SlotsPanel(QWidget):
                 if child.data(0, ROLE_SLOT) == name:
                     return child
         return None
+
+    def shown(self) -> tuple[dict[str, list[Any]], list[str]] | None:
+        """The space as the tab shows it (the ticked values, the restriction lines), for the next
+        run: None while it shows a template's own space unedited. A session's space counts as
+        shown even unedited: Start beginning a new session from it (another GPU) searched the
+        template's whole space, the values shown unticked and the lines shown included."""
+        if self.base is None or self.space is None or self.base.is_explicit:
+            return None
+        if self.space is not self.base:
+            return {slot.name: list(slot.values) for slot in self.space.slots}, list(self.space.restrictions)
+        if not self.from_session:
+            return None
+        lines = [line.strip() for line in self.restrictions.toPlainText().splitlines() if line.strip()]
+        return self.domains(), lines
 
     def domains(self) -> dict[str, list[Any]]:
         """The checked values of every slot, in domain order."""
@@ -290,6 +308,11 @@ class SlotsPanel(QWidget):
             self.count_label.setText("no template chosen")
             return
         space = self.space
+        if space is self.base and self.from_session:  # of the values ticked (a session's narrowing unticks
+            try:                                      # values its stored domain keeps), as after any edit
+                space = space.with_domains(self.domains())
+            except WorkbenchError:
+                pass
         self.count_label.setText(f"counting the valid configs of {space.cartesian_size:,} combinations...")
 
         def count() -> str:
@@ -298,10 +321,11 @@ class SlotsPanel(QWidget):
             except (WorkbenchError, ArithmeticError, RecursionError) as exc:
                 return f"cannot count the valid configs: {exc}"
 
+        self._counted = space
         self._counting.start("space-count", space, count)
 
     def _on_counted(self, space: SearchSpace, text: str | None) -> None:
-        if space is self.space:  # a later edit's count replaces an earlier one
+        if space is self._counted:  # a later edit's count replaces an earlier one
             self.count_label.setText(text if text is not None else "cannot count the valid configs")
 
 

@@ -419,7 +419,7 @@ class WindowRuns(WindowFiles):
         extra = dict(run.get("options") or {})
         if run.get("delay_s"):
             extra["delay_s"] = float(run["delay_s"])
-        domains, restrictions = self._edited_domains()
+        domains, restrictions = self._edited_domains(str(run.get("kernel") or ""))
         return RunRequest(
             kernel=run.get("kernel"), backend=run.get("backend") or "auto", replay=run.get("replay"),
             kernel_dirs=tuple(str(d) for d in run.get("kernel_dirs") or ()),
@@ -561,12 +561,13 @@ class WindowRuns(WindowFiles):
     def _same_choices(self, run: dict[str, Any]) -> bool:
         return self._shown_request is not None and self._choices(run) == self._shown_request
 
-    def _edited_domains(self) -> tuple[Any, Any]:
+    def _edited_domains(self, kernel: str | None = None) -> tuple[Any, Any]:
         """The slots panel's edits (domains, restrictions), when it shows an editable space."""
-        base, edited = self.slots_panel.base, self.slots_panel.space
-        if base is None or edited is None or edited is base or base.is_explicit:
-            return None, None
-        return {slot.name: list(slot.values) for slot in edited.slots}, list(edited.restrictions)
+        shown = self.slots_panel.shown()
+        panel = self.slots_panel
+        if shown is None or (panel.space is panel.base and kernel is not None and not self._shows_session_kernel(kernel)):
+            return None, None  # (a session's space, unedited, is for a run of its own kernel only)
+        return shown
 
     def _on_progress(self, event: Any) -> None:
         """Kept for the next refresh tick: the table and the charts take new trials on the tick,

@@ -53,7 +53,7 @@ from workbench.core.domain.session import (
 )
 from workbench.core.domain.search_objective import Objective, check_stored_directions
 from workbench.core.io.session_lock import SessionLock
-from workbench.core.domain.narrowing import narrowings
+from workbench.core.domain.narrowing import narrowings, split_narrowings
 from workbench.core.domain.space import Config, restriction_note
 from workbench.core.domain.templates import likeliest_first
 from workbench.core.domain.sizes import (
@@ -1574,7 +1574,12 @@ def _edited_space(target: Target, request: RunRequest, session: Session | None =
         if set(request.domains) != set(space.names):
             raise WorkbenchError(f"the edited slots ({', '.join(sorted(request.domains))}) are not "
                                  f"{target.kernel}'s slots ({', '.join(space.names)})")
+        # the domains given are the whole of them: a narrowing the session stored (restrictions of
+        # the form narrowing.py writes) is theirs to replace, not to hold on top of them
+        others = split_narrowings(space)[1]
         space = space.with_domains({k: list(v) for k, v in request.domains.items()})
+        if request.restrictions is None and len(others) < len(space.restrictions):
+            space = space.with_restrictions(others)
     if request.restrictions is not None:
         space = space.with_restrictions(list(request.restrictions))
     _check_within_template(space, target, "the edited space")
@@ -1638,30 +1643,33 @@ def _strategy_record(before: StrategyInfo, name: str, seed: int, options: Mappin
 
 
 def _space_keeping_trials(edited: Any, session: Session, declared: Any) -> Any:
-    """The space to store with a continued session whose domains were edited: the edited one, its
-    domains widened by every value a trial of the session already has, and each narrowing kept as
-    a restriction (:mod:`workbench.core.domain.narrowing`). The stored space must still hold the
-    earlier trials (a session whose trials lie outside its own domains is refused on load), so
-    narrowing a domain never discards a measurement; the restriction keeps the next run (``tune
-    --resume``) to the narrowed values, where the widened domain alone searched them all again. A
-    widened domain keeps the order ``declared`` (the target's space) gives its values: appended
-    in the trials' order, 256 sat between 64 and 1024, and a neighbourhood step skipped 512."""
+    """The space to store with a continued session whose domains were edited: the edited one, each
+    domain widened to the target's (``declared``) and to every value a trial of the session already
+    has, and each narrowing kept as a restriction (:mod:`workbench.core.domain.narrowing`). The
+    stored space must still hold the earlier trials (a session whose trials lie outside its own
+    domains is refused on load), so narrowing a domain never discards a measurement; the
+    restriction keeps the next run (``tune --resume``) to the narrowed values, where the widened
+    domain alone searched them all again; and a value left out that no trial has stays in the
+    domain, so the window shows it unticked, where stored narrowed it was gone (only typing it in
+    brought it back). A widened domain keeps the order ``declared`` gives its values: appended in
+    the trials' order, 256 sat between 64 and 1024, and a neighbourhood step skipped 512."""
     domains: dict[str, list[Any]] = {}
     narrowed: list[str] = []
     for slot in edited.slots:
         values = list(slot.values)
         kept = set(values)
-        extra = [value for value in dict.fromkeys(trial.config.get(slot.name) for trial in session.trials)
-                 if value is not None and value not in kept]
+        own = list(declared.slot(slot.name).values) if slot.name in declared.names else []
+        measured = [trial.config.get(slot.name) for trial in session.trials]
+        extra = [value for value in dict.fromkeys([*own, *measured]) if value is not None and value not in kept]
         if not extra:
             domains[slot.name] = values
             continue
-        order = {value: i for i, value in enumerate(declared.slot(slot.name).values)} if slot.name in declared.names else {}
+        order = {value: i for i, value in enumerate(own)}
         widened = sorted(values + extra, key=lambda value: order.get(value, len(order)))  # (stable: unknown ones last)
         domains[slot.name] = widened
         narrowed += narrowings(slot.name, widened, [value for value in widened if value in kept])
-    own = [text for text in edited.restrictions if text not in narrowed]
-    return edited.with_domains(domains).with_restrictions(own + narrowed)
+    rules = [text for text in edited.restrictions if text not in narrowed]
+    return edited.with_domains(domains).with_restrictions(rules + narrowed)
 
 
 def _back_up_session(out: Path, keep_file: bool = False) -> None:
