@@ -76,6 +76,22 @@ def test_a_python_reference_file_is_not_run_when_the_template_loads(tmp_path):
     assert marker.exists() and out.shape == (4099,)
 
 
+def test_a_saved_templates_slot_values_edited_is_refused_naming_the_spec_too(cli, tmp_path):
+    """A slot's values are part of the template's identity, as its code is: the refusal said only
+    "the kernel's code changed" to a person who had not touched the .cu."""
+    folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent
+    out = tmp_path / "s.json"
+    assert cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "3",
+               "--out", out, "--quiet").returncode == 0
+    spec_file = next(folder.glob("*.kernel.json"))
+    spec = json.loads(spec_file.read_text())
+    spec["slots"][0]["values"] = [*spec["slots"][0]["values"], 2048]
+    spec_file.write_text(json.dumps(spec))
+    refused = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget",
+                  "4", "--resume", "--out", out, "--quiet")
+    assert refused.returncode == 2 and "or its spec: a slot's values, a restriction, an argument)" in refused.stderr
+
+
 def test_tuning_a_saved_template_with_the_command_line(cli, tmp_path):
     """--kernel-dir finds a saved declarative template; the sim backend runs it unchanged."""
     folder = save_template_folder(tmp_path / "mine", SPEC, SOURCE).parent

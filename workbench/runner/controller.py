@@ -1530,6 +1530,10 @@ def _same_target(session: Session, target: Target, spec: BackendSpec,
     if session.source_hash and session.source_hash not in {target.source_hash, *target.earlier_hashes}:
         if spec.kind == "replay":  # a replay's identity is its recording's bytes, not kernel code
             return "the recording changed since the session replayed it"
+        if target.kind == "template":  # (the spec is part of a template's identity: say so, an edit of
+            # a slot's values alone read as a change of code to a person who had not touched the .cu)
+            return ("the kernel's code changed since the session was measured (its source, a header of its "
+                    "folder, or its spec: a slot's values, a restriction, an argument)")
         return "the kernel's code changed since the session was measured"
     return None
 
