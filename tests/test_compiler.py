@@ -405,12 +405,12 @@ def test_check_kernels_compiles_default_and_sample() -> None:
     results = check_kernels(templates, sample=2, kernel="vector_add")
     assert [r.kernel for r in results] == ["vector_add"]
     (r,) = results
-    assert r.ok and r.compiled == 3 and len(set(r.configs)) == 3
+    assert r.ok and r.compiled == 4 and len(set(r.configs)) == 4  # (and the config of the largest values)
     assert r.configs[0] == templates["vector_add"].default_config().id
     assert r.valid_configs == templates["vector_add"].space().count()
     assert 0 < r.registers[0] <= r.registers[1]
     again = check_kernels(templates, sample=2, kernel="vector_add")[0]
-    assert again.cached == 3 and again.configs == r.configs  # seeded: same sample, all cache hits
+    assert again.cached == 4 and again.configs == r.configs  # seeded: same sample, all cache hits
 
 
 def test_check_kernels_reports_failures() -> None:
@@ -419,7 +419,7 @@ def test_check_kernels_reports_failures() -> None:
     (r,) = check_kernels([broken], sample=12)
     assert not r.ok and r.failures
     assert all("float4 path broken" in line for _, line in r.failures)
-    assert r.compiled + len(r.failures) == 13
+    assert r.compiled + len(r.failures) == 14  # (and the config of the largest values)
     table = format_check_table([r])
     assert "FAIL" in table and "float4 path broken" in table
 
@@ -497,7 +497,7 @@ def test_check_kernels_reports_progress_per_template_with_counts_and_eta() -> No
     assert [p.result is None for p in seen] == [True, False]
     done = seen[-1]
     assert (done.kernel, done.number, done.templates) == ("vector_add", 1, 1)
-    assert done.result is not None and done.result.compiled == 2 and done.eta_s == 0.0
+    assert done.result is not None and done.result.compiled == 3 and done.eta_s == 0.0
 
 
 def test_check_table_command_fails_on_a_stale_table_and_passes_on_a_fresh_one(cli, tmp_path) -> None:

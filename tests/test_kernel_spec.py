@@ -750,6 +750,21 @@ def test_check_kernels_checks_the_largest_block_and_names_a_failed_configs_value
     assert failed and re.match(r"saxpy config [0-9a-f]{12} \(block_size=1024, items=\d+\): cannot launch", failed[0]), failed
 
 
+def test_check_kernels_checks_the_largest_values_where_resources_add_up(tmp_path, cli):
+    """A kernel staging ITEMS x 1,024 floats in shared memory cannot compile with 16 items (64 KiB
+    of static shared memory), and check-kernels said ok: its sample (the default, 3 drawn configs
+    and the largest block, 1,024 threads with at most 4 items) missed every such config."""
+    staged = SOURCE.replace(
+        "#pragma unroll",
+        "__shared__ float stage[ITEMS * 1024];\n    stage[threadIdx.x] = a;\n    __syncthreads();\n#pragma unroll",
+    ).replace("out[i] = a * x[i] + y[i];", "out[i] = stage[(threadIdx.x + k) % (ITEMS * 1024)] * x[i] + y[i];")
+    (tmp_path / "saxpy.cu").write_text(staged)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC, indent=2))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy", "--quiet", "--sample", "0")
+    assert result.returncode != 0 and re.search(r"^saxpy .* FAIL$", result.stdout, re.M), result.stdout
+    assert re.search(r"saxpy config [0-9a-f]{12} \(block_size=\d+, items=16\): .*shared data", result.stdout), result.stdout
+
+
 def test_the_editors_check_warns_of_blocks_over_a_fixed_launch_bound_and_not_of_one_that_follows_the_block(
         monkeypatch):
     """The check compiles the default config only, and said ok for a kernel whose fixed

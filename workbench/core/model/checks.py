@@ -193,9 +193,9 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         # checked on a sample alone
         configs: list[Config] = ([default, *space.sample(rng, sample, exclude={default.id})] if default is not None
                                  else space.sample(rng, sample + 1))
-        largest = _largest_block(template, problem, space, configs, seed)
-        if largest is not None:
-            configs.append(largest)
+        for extreme in (_largest_block(template, problem, space, configs, seed), _largest_values(space, configs, seed)):
+            if extreme is not None and extreme.id not in {c.id for c in configs}:
+                configs.append(extreme)
         sources = [template.render(c, problem) for c in configs]
     except WorkbenchError as exc:
         return CheckResult(template.name, 0, problem=str(exc))
@@ -282,6 +282,27 @@ def _largest_block(template: KernelTemplate, problem: Mapping[str, Any], space: 
     largest = max(pool, key=threads)
     most = max((threads(c) for c in checked), default=-1)
     return largest if threads(largest) > most and largest.id not in {c.id for c in checked} else None
+
+
+def _largest_values(space: Any, checked: Sequence[Config], seed: int) -> Config | None:
+    """The config with the largest values of its numeric and switch slots among a pool of valid
+    ones (each slot's position in its domain, as a share of the domain, summed), when it is larger
+    than every config checked already: the corner where per-thread tiles, unrolling and shared
+    staging add up to more registers or shared memory than a block may have, which a small random
+    sample often misses (a saved kernel checked "ok" while its largest tile with shared staging
+    could not compile: too much shared data). None otherwise."""
+    slots = [slot for slot in space.slots if len(slot.values) > 1 and (slot.ordered or slot.kind == "bool")]
+    if not slots:
+        return None
+
+    def size(config: Config) -> float:
+        return sum(slot.index(config[slot.name]) / (len(slot.values) - 1) for slot in slots)
+
+    pool = space.sample(np.random.default_rng([seed, 2]), LARGEST_BLOCK_POOL)
+    if not pool:
+        return None
+    largest = max(pool, key=size)
+    return largest if size(largest) > max((size(c) for c in checked), default=-1.0) else None
 
 
 def _unlaunchable(template: KernelTemplate, problem: Mapping[str, Any], config: Config, compiled: CompileResult) -> str | None:
