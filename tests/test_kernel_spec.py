@@ -1703,3 +1703,20 @@ def test_a_dimension_that_is_not_whole_at_a_problem_set_later_is_refused_not_tru
     assert x.shape({"n": 4099, "a": 2.0}) == (4099,)
     with pytest.raises(WorkbenchError, match=r'shape "n \* a / 2" is 4611.38 at this problem, not a whole number'):
         x.shape({"n": 4099, "a": 2.25})
+
+
+def test_a_macro_the_spec_does_not_declare_is_named_as_a_missing_slot_or_problem_parameter(tmp_path, cli):
+    """NVRTC's 'identifier "UNROLL" is undefined' was all the editor and check-kernels said (the
+    latter once per sampled config) of a slot the source reads and the spec lacks."""
+    from workbench.core.model.kernel_draft import check_draft
+
+    unrolled = SOURCE.replace("#pragma unroll\n", "#pragma unroll\n").replace(
+        "out[i] = a * x[i] + y[i];", "out[i] = a * x[i] + y[i] + UNROLL * PROBLEM_M;")
+    report = check_draft(SPEC, unrolled)
+    errors = [d.message for d in report.diagnostics if d.severity == "error"]
+    assert any("UNROLL" in m and "a slot 'unroll' would define, and the spec declares none" in m for m in errors), errors
+    assert any("PROBLEM_M" in m and "problem parameter 'm', which the spec does not declare" in m for m in errors), errors
+    (tmp_path / "saxpy.cu").write_text(unrolled)
+    (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC, indent=2))
+    result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy", "--quiet", "--sample", "0")
+    assert result.returncode != 0 and "the spec declares none: add the slot" in result.stdout, result.stdout

@@ -16,7 +16,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 import numpy as np
 
 from workbench.core.model.compiler import CompileResult, compile_cuda, max_threads, over_launch_bounds
-from workbench.core.model.kernel_draft import MAX_CHECKED_BYTES, launch_problem, parse_compiler_log, small_problem_values
+from workbench.core.model.kernel_draft import (MAX_CHECKED_BYTES, launch_problem, parse_compiler_log, small_problem_values,
+                                             undeclared_macro_hint)
 from workbench.core.errors import WorkbenchError, did_you_mean, printable
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate, non_finite_reference
@@ -208,6 +209,8 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
     failed_values: dict[str, dict[str, Any]] = {}
     for config, result in zip(configs, results):
         why = result.error if not result.ok else _unlaunchable(template, problem, config, result)
+        if why and not result.ok:
+            why += undeclared_macro_hint(why, template)
         if why:
             failures.append((config.id, why))
             failed_values[config.id] = config.to_dict()

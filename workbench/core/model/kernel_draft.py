@@ -177,6 +177,8 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
             # (the entry the spec names is no kernel of the module: where the source defines it)
             found = dataclasses.replace(found, line=entry_line)
         diagnostics.append(found)
+    diagnostics = [dataclasses.replace(d, message=d.message + hint) if (hint := undeclared_macro_hint(d.message, template))
+                   else d for d in diagnostics]
     if not result.ok and not any(d.severity == "error" for d in diagnostics):
         diagnostics.append(Diagnostic("source", "error", (result.error or "compilation failed").removeprefix("error: ")))
     resources = {}
@@ -188,6 +190,29 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
             diagnostics.append(bounded)
     return DraftReport(tuple(diagnostics), size, valid, default.to_dict(), result.ok, resources, result.compile_s,
                        note=f"default config compiled for {arch}" if result.ok else "the default config does not compile")
+
+
+_UNDEFINED = re.compile(r'identifier "([A-Z][A-Z0-9_]*)" is undefined')
+
+
+def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
+    """What to do about a compiler's ``identifier "NAME" is undefined`` for an upper-case name that
+    reads as a slot's or a problem parameter's macro the spec does not declare (``UNROLL``,
+    ``PROBLEM_M``), else "". Why: the compiler's line names the identifier, not that the spec
+    lacks its slot, and each sampled config repeated it."""
+    found = _UNDEFINED.search(message)
+    if not found:
+        return ""
+    macro = found.group(1)
+    if macro.startswith("PROBLEM_"):
+        name = macro[len("PROBLEM_"):].lower()
+        if name and name not in template.problem:
+            return f" (the macro of a problem parameter {name!r}, which the spec does not declare: add it to the problem)"
+        return ""
+    if macro.lower() in {slot.name for slot in template.slots} or macro in template.constants or macro.lower() in template.constants:
+        return ""
+    return (f" (the macro a slot {macro.lower()!r} would define, and the spec declares none: add the slot, "
+            "e.g. with Detect slots from source, or define the name in the source)")
 
 
 _CONDITION = re.compile(r"^\s*#\s*(if|elif)\b(.*)$")
