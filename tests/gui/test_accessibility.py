@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QTabWidget
 
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = ROOT / "resources" / "sessions" / "vector_add_NVIDIA_H200.json"
@@ -82,16 +82,18 @@ def test_under_a_dark_desktop_theme_the_recommendation_card_stays_readable(dark_
     assert (max(grey, base) + 0.05) / (min(grey, base) + 0.05) >= 4.5
 
 
-def test_the_strategy_options_are_worked_from_the_keyboard(window, qtbot):
+@pytest.mark.parametrize("key", [Qt.Key.Key_Space, Qt.Key.Key_Return])
+def test_the_strategy_options_are_worked_from_the_keyboard(window, qtbot, key):
     """The options were a form in a menu, which kept the keyboard: no editor took focus, Tab moved
-    between menu entries and only a mouse reached an option."""
+    between menu entries and only a mouse reached an option. Enter opens them as Space does (a
+    tool button takes Space alone; see gui.keyboard)."""
     from PySide6.QtTest import QTest
 
     toolbar = window.toolbar
     toolbar.strategy.setCurrentText("agents")
     button = toolbar.options_button
     button.setFocus()
-    QTest.keyClick(button, Qt.Key.Key_Space)
+    QTest.keyClick(button, key)
     popup = toolbar.options_popup
     qtbot.waitUntil(popup.isVisible, timeout=2000)
     form = toolbar.strategy_options
@@ -223,14 +225,17 @@ def test_tab_passes_over_the_charts_which_answer_no_key(window, qtbot):
     assert [plot for plot in plots if plot.focusPolicy() & Qt.FocusPolicy.TabFocus] == []
 
 
-def test_show_in_table_takes_the_keyboard_to_the_row(window, qtbot):
-    """The row was selected but the focus stayed on the button, a Tab stop away from it."""
+@pytest.mark.parametrize("key", [Qt.Key.Key_Space, Qt.Key.Key_Return])
+def test_show_in_table_takes_the_keyboard_to_the_row(window, qtbot, key):
+    """The row was selected but the focus stayed on the button, a Tab stop away from it. Enter
+    presses it as Space does: a push button outside a dialog took Space alone."""
     from PySide6.QtTest import QTest
 
     window.open_session(str(SESSION))
     button = window.best_card.select_button
     button.setFocus()
-    QTest.keyClick(button, Qt.Key.Key_Space)
+    QTest.keyClick(button, key)
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is window.results.view, timeout=2000)
     assert QApplication.focusWidget() is window.results.view
     assert window.results.selected_row() == window.model.ranking.best
 
@@ -450,3 +455,25 @@ def test_ctrl_tab_past_a_page_without_controls_still_lands_on_the_next_pages_fir
                 assert page.isAncestorOf(focus) and focus.focusPolicy() & Qt.FocusPolicy.TabFocus, (name, focus)
             else:
                 assert focus is tabs.tabBar(), (name, focus)
+
+
+def test_the_search_space_tab_names_its_tab_stops_and_tab_leaves_the_restrictions(window, qtbot):
+    """The slot tree, the value field and the restrictions were Tab stops without names (a screen
+    reader said "tree", "edit"), and Tab in the restrictions typed a tab into the restriction."""
+    from PySide6.QtTest import QTest
+
+    panel = window.slots_panel
+    for widget in (panel.tree, panel.add_edit, panel.restrictions):
+        assert widget.accessibleName(), widget
+    window.show()
+    qtbot.waitExposed(window)
+    tabs = panel.parentWidget()
+    while tabs is not None and not isinstance(tabs, QTabWidget):  # the tabs it is a page of
+        tabs = tabs.parentWidget()
+    assert tabs is not None
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.widget(i).isAncestorOf(panel) or tabs.widget(i) is panel))
+    before = panel.restrictions.toPlainText()
+    panel.restrictions.setFocus()
+    qtbot.waitUntil(panel.restrictions.hasFocus, timeout=2000)
+    QTest.keyClick(panel.restrictions, Qt.Key.Key_Tab)
+    assert panel.restrictions.toPlainText() == before and not panel.restrictions.hasFocus()

@@ -15,6 +15,7 @@ from typing import Callable, TypeVar
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QTabWidget, QWidget
+from workbench.gui.keyboard import enter_presses_buttons
 
 Page = TypeVar("Page", bound=QWidget)
 
@@ -78,5 +79,6 @@ class LazyTabs(QObject):
         finally:
             tabs.blockSignals(blocked)
         placeholder.deleteLater()
+        enter_presses_buttons(page)
         self._pages[key] = page
         self.on_built(key, page)

@@ -29,6 +29,7 @@ from workbench.core.io.session_lock import SessionLock
 from workbench.gui import compat  # noqa: F401 - applied on import, before any widget exists
 from workbench.gui.layout_state import splitter_state_ok, with_pane_size
 from workbench.gui.background import Background
+from workbench.gui.keyboard import enter_presses_buttons
 from workbench.gui.best_card import BestCard
 from workbench.gui.bridge import EngineThread
 from workbench.gui.charts import MetricChart, ScoreChart, TradeoffChart
@@ -134,6 +135,7 @@ class MainWindow(WindowRuns):
         self.setWindowTitle("Kernel Tuning Workbench")
         self.resize(1440, 900)
         self._build()
+        enter_presses_buttons(self)
         self._build_menus()
         self._build_run_menu()
         from workbench.gui.presentation import Zoom

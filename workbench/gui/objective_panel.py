@@ -344,6 +344,8 @@ class WeightRow:
         self.toggle: QPushButton | None = None
         if toggle:
             self.toggle = QPushButton()
+            self.toggle.setAutoDefault(True)  # Enter presses it, as Space does (see gui.keyboard)
+            self.toggle.setAccessibleName(f"{metric_label(metric)}: direction")
             self.toggle.clicked.connect(lambda _=False: panel.toggle_direction(metric))
         #: False when no successful trial reports the metric and no weight on it is in force: a
         #: weight on it would change nothing, so the row is greyed out and its tool tip says why.
