@@ -806,6 +806,11 @@ def test_a_new_session_from_a_narrowed_sessions_space_searches_what_the_tab_show
     window.open_session(out)
     panel = window.slots_panel
     assert panel.domains()["block_size"] == keep
+    # continuing the session, its stored space is what runs: nothing is sent (sent, it read as an
+    # edit, which rewrote the stored space and re-ran a sweep's used-up size); a new session of its
+    # kernel gets the space shown
+    assert window._edited_domains() == (None, None)
+    assert window._edited_domains("vector_add")[0]["block_size"] == keep
     qtbot.waitUntil(lambda: "valid configs of" in panel.count_label.text() and "counting" not in panel.count_label.text(),
                     timeout=30_000)
     ticked = 1

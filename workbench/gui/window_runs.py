@@ -565,8 +565,11 @@ class WindowRuns(WindowFiles):
         """The slots panel's edits (domains, restrictions), when it shows an editable space."""
         shown = self.slots_panel.shown()
         panel = self.slots_panel
-        if shown is None or (panel.space is panel.base and kernel is not None and not self._shows_session_kernel(kernel)):
-            return None, None  # (a session's space, unedited, is for a run of its own kernel only)
+        # a session's space unedited is sent for a new session of its own kernel only (``kernel``
+        # given): continuing the session, its own stored space is what runs, unchanged (sent, it
+        # read as an edit, which rewrote the stored space and re-ran a sweep's used-up size)
+        if shown is None or (panel.space is panel.base and (kernel is None or not self._shows_session_kernel(kernel))):
+            return None, None
         return shown
 
     def _on_progress(self, event: Any) -> None:
