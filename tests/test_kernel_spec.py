@@ -1714,9 +1714,24 @@ def test_a_macro_the_spec_does_not_declare_is_named_as_a_missing_slot_or_problem
         "out[i] = a * x[i] + y[i];", "out[i] = a * x[i] + y[i] + UNROLL * PROBLEM_M;")
     report = check_draft(SPEC, unrolled)
     errors = [d.message for d in report.diagnostics if d.severity == "error"]
-    assert any("UNROLL" in m and "a slot 'unroll' would define, and the spec declares none" in m for m in errors), errors
+    assert any("UNROLL" in m and "no slot 'unroll' is declared to define it: add the slot" in m for m in errors), errors
     assert any("PROBLEM_M" in m and "problem parameter 'm', which the spec does not declare" in m for m in errors), errors
     (tmp_path / "saxpy.cu").write_text(unrolled)
     (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(SPEC, indent=2))
     result = cli("check-kernels", "--kernel-dir", str(tmp_path), "--kernel", "saxpy", "--quiet", "--sample", "0")
-    assert result.returncode != 0 and "the spec declares none: add the slot" in result.stdout, result.stdout
+    assert result.returncode != 0 and "is declared to define it: add the slot" in result.stdout, result.stdout
+
+
+def test_a_header_constant_or_a_typo_of_a_declared_macro_gets_no_advice_to_add_a_slot():
+    """FLT_MAX without its header, or ITEM for the slot ITEMS, was told to add a slot 'flt_max' or
+    'item': a missing #include, or the typo, is what to fix."""
+    from workbench.core.domain.templates import load_templates
+    from workbench.core.model.kernel_draft import undeclared_macro_hint
+
+    template = load_templates(EXAMPLE)["saxpy"]
+    said = {name: undeclared_macro_hint(f'saxpy.cu(9): error: identifier "{name}" is undefined', template)
+            for name in ("FLT_MAX", "INT_MAX", "M_PI", "CUDART_INF_F", "WARP_SIZE", "ITEM", "BLOCK_SIZ", "PROBLEM_NN")}
+    assert not any(said[name] for name in ("FLT_MAX", "INT_MAX", "M_PI", "CUDART_INF_F", "WARP_SIZE")), said
+    assert said["ITEM"] == " (did you mean ITEMS, the macro of the slot 'items'?)"
+    assert said["BLOCK_SIZ"] == " (did you mean BLOCK_SIZE, the macro of the slot 'block_size'?)"
+    assert "problem parameter 'nn'" in said["PROBLEM_NN"]

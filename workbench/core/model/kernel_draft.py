@@ -193,6 +193,10 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
 
 
 _UNDEFINED = re.compile(r'identifier "([A-Z][A-Z0-9_]*)" is undefined')
+#: Upper-case names of the C and CUDA headers (FLT_MAX, INT_MAX, M_PI, CUDART_INF_F, WARP_SIZE ...):
+#: undefined for a missing #include, not for a missing slot.
+_LIBRARY_NAME = re.compile(r"^(?:(?:FLT|DBL|LDBL|U?INT\d*|U?LL?ONG|U?SHRT|[SU]?CHAR|SIZE|PTRDIFF|HUGE)_|M_|CUDART_|CUDA_|CUB_|__)"
+                           r"|^(?:WARP_SIZE|NAN|INFINITY|EOF|NULL)$")
 
 
 def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
@@ -204,15 +208,24 @@ def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
     if not found:
         return ""
     macro = found.group(1)
+    slots = [slot.name.upper() for slot in template.slots]
+    if macro in slots or macro in template.constants or macro.lower() in template.constants:
+        return ""
     if macro.startswith("PROBLEM_"):
         name = macro[len("PROBLEM_"):].lower()
-        if name and name not in template.problem:
-            return f" (the macro of a problem parameter {name!r}, which the spec does not declare: add it to the problem)"
+        if name in template.problem:
+            return ""
+        close = difflib.get_close_matches(name, list(template.problem), n=1, cutoff=0.8)
+        if close:  # a typo of a declared one: the likelier cause
+            return f" (did you mean PROBLEM_{close[0].upper()}, the macro of the problem parameter {close[0]!r}?)"
+        return f" (the macro of a problem parameter {name!r}, which the spec does not declare: add it to the problem)"
+    close = difflib.get_close_matches(macro, slots, n=1, cutoff=0.8)
+    if close:
+        return f" (did you mean {close[0]}, the macro of the slot {close[0].lower()!r}?)"
+    if _LIBRARY_NAME.match(macro):  # a constant of a header the source does not include
         return ""
-    if macro.lower() in {slot.name for slot in template.slots} or macro in template.constants or macro.lower() in template.constants:
-        return ""
-    return (f" (the macro a slot {macro.lower()!r} would define, and the spec declares none: add the slot, "
-            "e.g. with Detect slots from source, or define the name in the source)")
+    return (f" (if it is a value to tune, no slot {macro.lower()!r} is declared to define it: add the slot, "
+            "e.g. with Detect slots from source)")
 
 
 _CONDITION = re.compile(r"^\s*#\s*(if|elif)\b(.*)$")
