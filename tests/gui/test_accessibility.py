@@ -210,6 +210,24 @@ def test_the_run_progress_is_named_and_the_recommendation_card_shows_its_focus(w
         focused = _pixels(card.grab().toImage())
         # a frame all round: at least its length in pixels differ
         assert card.hasFocus() and int((focused != unfocused).any(axis=2).sum()) >= 2 * (card.width() + card.height())
+        # so do the frameless panes Tab reaches to scroll them (Why fast?, the slice plots): no mark at all
+        framed = []
+        _every_tab_shown(styled)  # (Why fast? and Slices are built when first shown)
+        for pane in styled.findChildren(QScrollArea, "focusFramed"):
+            tabs = pane.parentWidget()
+            while tabs is not None and not isinstance(tabs, QTabWidget):
+                tabs = tabs.parentWidget()
+            assert tabs is not None
+            tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.widget(i).isAncestorOf(pane)))
+            styled.results.view.setFocus() if styled.results.view.isVisible() else styled.setFocus()
+            QApplication.processEvents()
+            unfocused = _pixels(pane.grab().toImage())
+            pane.setFocus()
+            QApplication.processEvents()
+            focused = _pixels(pane.grab().toImage())
+            assert pane.hasFocus() and int((focused != unfocused).any(axis=2).sum()) >= 2 * (pane.width() + pane.height())
+            framed.append(pane.accessibleName())
+        assert sorted(framed) == ["Slice plots", "Why this config is fast"], framed
     finally:
         qapp.setStyleSheet(previous)
 

@@ -275,6 +275,7 @@ class SlicePlots(_HiddenUntilShown):
         # mode at 1440 px, each plot was about 10 px high, without ticks
         self.scroller = QScrollArea()
         self.scroller.setAccessibleName("Slice plots")
+        self.scroller.setObjectName("focusFramed")  # a Tab stop: the style sheet frames it while focused
         self.scroller.setWidgetResizable(True)
         self.scroller.setFrameShape(QFrame.Shape.NoFrame)
         self.scroller.setWidget(self.canvas)

@@ -91,6 +91,7 @@ class WhyView(QWidget):
         self.facts.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         scroll = QScrollArea()
         scroll.setAccessibleName("Why this config is fast")
+        scroll.setObjectName("focusFramed")  # a Tab stop: the style sheet frames it while focused
         scroll.setWidget(self.facts)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QScrollArea.Shape.NoFrame)
