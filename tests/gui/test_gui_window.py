@@ -659,6 +659,15 @@ def test_a_keyboard_user_can_run_stop_and_leave_the_results_table(window, qtbot,
         qtbot.keyClick(toolbar.stop, Qt.Key.Key_Space)
         window.results.slot_edit.setFocus()
     assert QApplication.focusWidget() is window.results.slot_edit
+    # F5 pressed in a box the run greys out hands the focus to Stop as Start pressed does (it went
+    # wherever Qt passed it from the disabled box: to Pause)
+    toolbar.budget.setFocus()
+    qtbot.waitUntil(toolbar.budget.hasFocus, timeout=2000)
+    qtbot.keyClick(toolbar.budget, Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: window.running, timeout=10_000)
+    assert QApplication.focusWidget() is toolbar.stop
+    with qtbot.waitSignal(window.run_done, timeout=30_000):
+        qtbot.keyClick(toolbar.stop, Qt.Key.Key_Space)
     keys = [a.text().split("&")[1][0].lower() for a in window.menuBar().actions()[0].menu().actions()
             if "&" in a.text()]
     assert len(keys) == len(set(keys)), keys

@@ -408,9 +408,15 @@ class RunToolbar(QToolBar):
         # Focus stays with the run's buttons: a disabled Start passed it to an invisible scroll
         # area, and a keyboard user pressing Start found Stop nowhere
         focused = QApplication.focusWidget()
-        # only from a button being switched off (Pause keeps the focus as it turns into Resume), and at
-        # the end only when the focus is still where the stop parked it, not where a person put it since
-        moved = (focused is self.start if running
+        choices = (self.kernel, self.problem, self.sizes, self.backend, self.gpu, self.resources, self.device,
+                   self.replay, self.browse, self.delay, self.strategy, self.options_button, self.budget,
+                   self.minutes, self.seed)
+        # only from a control being switched off (Pause keeps the focus as it turns into Resume): Start,
+        # or a choice the run greys out (F5 pressed in the budget box left the focus wherever Qt
+        # passed it, on Pause, where Start pressed left it on Stop); and at the end only when the
+        # focus is still where the stop parked it, not where a person put it since
+        moved = (focused is self.start or any(focused is w or (focused is not None and w.isAncestorOf(focused))
+                                              for w in choices) if running
                  else focused in (self.pause, self.stop) or (self._focus_to_start and focused is self._parked))
         self.start.setEnabled(not running)
         self.pause.setEnabled(running)
@@ -423,9 +429,7 @@ class RunToolbar(QToolBar):
         if paused != self._paused:  # said in the label at once: no progress arrives while paused
             self._paused = paused
             self.show_state(self._run_text, self._is_progress)
-        for widget in (self.kernel, self.problem, self.sizes, self.backend, self.gpu, self.resources, self.device,
-                       self.replay, self.browse, self.delay, self.strategy, self.options_button, self.budget,
-                       self.minutes, self.seed):
+        for widget in choices:
             widget.setEnabled(not running)
         if not running:
             self._on_backend_changed()
