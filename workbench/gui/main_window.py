@@ -405,11 +405,16 @@ class MainWindow(WindowRuns):
 
         titles = {**{key: chart.title for key, chart in self.built_charts.items()}, "roofline": RooflineChart.title,
                   "compare": f"{CompareView.title} (Compare)"}
+        # a menu per chart, each with its own access letter, and PNG / SVG under it: ten entries
+        # "... chart as PNG..." in one list had no letters, so the keyboard reached them by arrows alone
+        used: set[str] = set()
         for key, title in titles.items():
+            chart_menu = export.addMenu(_with_access_key(title, used))
             for fmt in ("png", "svg"):
-                action = QAction(f"{title} chart as {fmt.upper()}...", self)
+                action = QAction(f"&{fmt.upper()}...", self)
+                action.setToolTip(f"{title} chart as {fmt.upper()}")
                 action.triggered.connect(lambda _=False, k=key, f=fmt: self._on_export_chart(k, f))
-                export.addAction(action)
+                chart_menu.addAction(action)
         menu.addSeparator()
         add("quit", "&Quit", self.close, QKeySequence.StandardKey.Quit)
         # While a run goes the session actions are disabled, and a disabled action's shortcut does
@@ -1061,6 +1066,18 @@ class MainWindow(WindowRuns):
             editor.close_asked()
         self._kernel_editors.clear()
         event.accept()
+
+
+def _with_access_key(text: str, used: set[str]) -> str:
+    """``text`` with an access letter (``&``) before its first letter that ``used`` lacks (which it
+    then holds), starting with the first letter of a word; unchanged when every letter is taken."""
+    starts = [i for i, c in enumerate(text) if c.isalpha() and (i == 0 or not text[i - 1].isalnum())]
+    for i in [*starts, *range(len(text))]:
+        letter = text[i].lower()
+        if text[i].isalpha() and letter not in used:
+            used.add(letter)
+            return text[:i] + "&" + text[i:]
+    return text
 
 
 def _same_slots(shown: Any, space: Any) -> bool:
