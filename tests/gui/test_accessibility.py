@@ -495,3 +495,24 @@ def test_the_search_space_tab_names_its_tab_stops_and_tab_leaves_the_restriction
     qtbot.waitUntil(panel.restrictions.hasFocus, timeout=2000)
     QTest.keyClick(panel.restrictions, Qt.Key.Key_Tab)
     assert panel.restrictions.toPlainText() == before and not panel.restrictions.hasFocus()
+
+
+@pytest.mark.parametrize("tab", ["Importance", "Compare"])
+def test_tab_from_the_tab_row_goes_into_a_page_built_when_first_shown(window, qtbot, tab):
+    """A page built when first shown joined the end of the Tab order: Tab from the tab row visited
+    the source view beside the tabs before the page just opened, then the page, then the tool bar."""
+    from PySide6.QtTest import QTest
+
+    window.open_session(str(SESSION))
+    window.show()
+    qtbot.waitExposed(window)
+    tabs = window.bottom_tabs
+    tabs.setCurrentIndex(next(i for i in range(tabs.count()) if tabs.tabText(i) == tab))
+    QApplication.processEvents()
+    page = tabs.currentWidget()
+    bar = tabs.tabBar()
+    bar.setFocus()
+    qtbot.waitUntil(bar.hasFocus, timeout=2000)
+    QTest.keyClick(bar, Qt.Key.Key_Tab)
+    focused = QApplication.focusWidget()
+    assert focused is not None and page.isAncestorOf(focused), (focused, focused.accessibleName() if focused else None)
