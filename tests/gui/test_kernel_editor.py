@@ -1117,3 +1117,15 @@ def test_a_problem_parameters_range_has_cells_of_its_own_and_survives_a_save(edi
         with pytest.raises(WorkbenchError, match=f"n: {key} must be a finite number"):
             editor.save(tmp_path)
         set_row(editor.problem_table, 0, (None, "16777216", "4099", None, "1", "100000000"))
+
+
+def test_the_starter_draft_names_its_kernel_and_its_entry_alike(qtbot):
+    """The new-kernel starter was named my_kernel with an entry kernel_name: a person renaming the
+    kernel had a second name to find and change."""
+    from workbench.gui.kernel_editor import KernelEditor
+
+    editor = KernelEditor(interactive=False)
+    qtbot.addWidget(editor)
+    spec = editor.spec()
+    assert spec["name"] == spec["entry"] == "my_kernel"
+    assert "void my_kernel(" in editor.source.toPlainText()

@@ -55,7 +55,7 @@ PROFILE_KEYS = ("work_per_thread", "access_bytes", "coalescing", "bytes_read", "
 
 NEW_SOURCE = """// y = a * x + y, written from scratch. Upper-case macros the file uses but does not define
 // (here BLOCK_SIZE) are the slots; PROBLEM_N is the problem parameter n.
-extern "C" __global__ void kernel_name(const float* __restrict__ x, float* __restrict__ y, float a)
+extern "C" __global__ void my_kernel(const float* __restrict__ x, float* __restrict__ y, float a)
 {
     const long long i = (long long)blockIdx.x * BLOCK_SIZE + threadIdx.x;
     if (i < PROBLEM_N) y[i] = a * x[i] + y[i];
@@ -391,7 +391,7 @@ class KernelEditor(QMainWindow):
     def new_kernel(self) -> None:
         """An empty draft: the starter source, its slots detected, a 1D launch."""
         self.set_spec({
-            "name": "my_kernel", "entry": "kernel_name",
+            "name": "my_kernel", "entry": "my_kernel",  # (one name: the entry was another, kernel_name)
             "problem": {"n": {"default": 1 << 20, "small": 1000}, "a": {"default": 2.0}},
             "grid": ["(n + block_size - 1) // block_size", "1", "1"], "block": ["block_size", "1", "1"],
             "args": [{"name": "x", "kind": "in", "dtype": "float32", "shape": ["n"]},
