@@ -194,7 +194,9 @@ def _check_one(template: KernelTemplate, arch: str, sample: int, seed: int, pool
         # checked on a sample alone
         configs: list[Config] = ([default, *space.sample(rng, sample, exclude={default.id})] if default is not None
                                  else space.sample(rng, sample + 1))
-        for extreme in (_largest_block(template, problem, space, configs, seed), _largest_values(space, configs, seed)):
+        candidates = space.sample(np.random.default_rng([seed, 1]), LARGEST_BLOCK_POOL)  # (both extremes' pool)
+        for extreme in (_largest_block(template, problem, candidates, configs),
+                        _largest_values(space, candidates, configs)):
             if extreme is not None and extreme.id not in {c.id for c in configs}:
                 configs.append(extreme)
         sources = [template.render(c, problem) for c in configs]
@@ -263,12 +265,13 @@ def _results_of(futures: Sequence[Future[CompileResult]]) -> list[CompileResult]
         raise
 
 
-#: Valid configs whose blocks are compared to find the largest one :func:`_largest_block` adds.
+#: Valid configs compared to find the largest block and the largest values (:func:`_largest_block`,
+#: :func:`_largest_values`), one pool for both.
 LARGEST_BLOCK_POOL = 256
 
 
-def _largest_block(template: KernelTemplate, problem: Mapping[str, Any], space: Any, checked: Sequence[Config],
-                   seed: int) -> Config | None:
+def _largest_block(template: KernelTemplate, problem: Mapping[str, Any], pool: Sequence[Config],
+                   checked: Sequence[Config]) -> Config | None:
     """The config of most threads per block among a pool of valid ones, when it has more than every
     config checked already: the block a fixed ``__launch_bounds__`` or a resource limit refuses
     first, which a small random sample often misses (a space with one block size of 1,024 among six
@@ -279,7 +282,6 @@ def _largest_block(template: KernelTemplate, problem: Mapping[str, Any], space: 
         except Exception:  # noqa: BLE001 - a block that cannot be computed is the launch check's to say
             return -1
 
-    pool = space.sample(np.random.default_rng([seed, 1]), LARGEST_BLOCK_POOL)
     if not pool:
         return None
     largest = max(pool, key=threads)
@@ -287,7 +289,7 @@ def _largest_block(template: KernelTemplate, problem: Mapping[str, Any], space: 
     return largest if threads(largest) > most and largest.id not in {c.id for c in checked} else None
 
 
-def _largest_values(space: Any, checked: Sequence[Config], seed: int) -> Config | None:
+def _largest_values(space: Any, pool: Sequence[Config], checked: Sequence[Config]) -> Config | None:
     """The config with the largest values of its numeric and switch slots among a pool of valid
     ones (each slot's position in its domain, as a share of the domain, summed), when it is larger
     than every config checked already: the corner where per-thread tiles, unrolling and shared
@@ -301,7 +303,6 @@ def _largest_values(space: Any, checked: Sequence[Config], seed: int) -> Config 
     def size(config: Config) -> float:
         return sum(slot.index(config[slot.name]) / (len(slot.values) - 1) for slot in slots)
 
-    pool = space.sample(np.random.default_rng([seed, 2]), LARGEST_BLOCK_POOL)
     if not pool:
         return None
     largest = max(pool, key=size)
