@@ -674,11 +674,11 @@ def _limit_shown(value: float, limit: float | None, pixel: float) -> float:
 
 class FittingLineLabel(pg.InfLineLabel):
     """A limit line's label, written by ``formatter`` as the line moves; a vertical line's also on
-    the side of the line that has room for it, shortened when neither side has. pyqtgraph puts it on the side of the view's middle, whatever its width: a
-    limit a little right of the middle had its label run under the left axis ("x latency 0.6105
-    ms") in presentation mode and in exported charts. ``formatter`` (the line's position -> the
-    text), when set, writes the text as the line moves; ``short_formatter`` the text used where
-    the whole one fits on neither side."""
+    the side of the line that has room for it, shortened when neither side has. pyqtgraph puts it
+    on the side of the view's middle, whatever its width: a limit a little right of the middle had
+    its label run under the left axis ("x latency 0.6105 ms") in presentation mode and in exported
+    charts. ``formatter`` (the line's position -> the text), when set, writes the text as the line
+    moves; ``short_formatter`` the text used where the whole one fits on neither side."""
 
     formatter: Any = None
     short_formatter: Any = None

@@ -68,6 +68,10 @@ def remeasure_way(session: Any) -> str | None:
     return None if isinstance(backend, dict) and backend.get("kind") == "replay" else REMEASURE_HERE
 
 
+#: Most decimals a limit is written with (a latency limit of 1e-9 ms has 9).
+LIMIT_DECIMALS = 10
+
+
 def dragged_limit(value: float, step: float) -> float:
     """The limit a drag sets: its point rounded to the decimal place of ``step``, the resolution of
     what was dragged there (one step of a slider, one pixel of a chart's limit line).
@@ -81,10 +85,6 @@ def dragged_limit(value: float, step: float) -> float:
     if not (step > 0 and math.isfinite(step) and math.isfinite(value)):
         return value
     return round(value, min(LIMIT_DECIMALS, -math.floor(math.log10(step))))  # (as many as the box shows)
-
-
-#: Most decimals a limit is written with (a latency limit of 1e-9 ms has 9).
-LIMIT_DECIMALS = 10
 
 
 def limit_text(value: float) -> str:

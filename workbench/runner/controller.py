@@ -1580,9 +1580,9 @@ def _edited_space(target: Target, request: RunRequest, session: Session | None =
                                  f"{target.kernel}'s slots ({', '.join(space.names)})")
         # the domains given are the whole of them: a narrowing the session stored (restrictions of
         # the form narrowing.py writes) is theirs to replace, not to hold on top of them
-        others = split_narrowings(space)[1]
+        others = split_narrowings(space)[1] if request.restrictions is None else None
         space = space.with_domains({k: list(v) for k, v in request.domains.items()})
-        if request.restrictions is None and len(others) < len(space.restrictions):
+        if others is not None and len(others) < len(space.restrictions):
             space = space.with_restrictions(others)
     if request.restrictions is not None:
         space = space.with_restrictions(list(request.restrictions))
