@@ -23,7 +23,8 @@ import gc, os, subprocess, sys, time
 from multiprocessing.connection import Connection
 
 SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "small_garbage", "huge_header", "partial_frame",
-                  "fork_returns", "fork_exits", "slow_a", "slow_b", "huge_detail", "close_fds"]}
+                  "fork_returns", "fork_exits", "slow_a", "slow_b", "huge_detail", "close_fds",
+                  "crafted_pickle"]}
 PIDS = os.environ.get("WB_TEST_PIDS", "")
 
 
@@ -77,6 +78,13 @@ def measure(config):
         os.write(_pipe().fileno(), b"\\x00\\x00\\x00\\x07garbage")
     elif mode == "huge_header":
         os.write(_pipe().fileno(), b"\\x7f\\xff\\xff\\xff")
+        time.sleep(30)
+    elif mode == "crafted_pickle":  # protocol 4 looks up dotted names: io.FileIO through a workbench module
+        def text(value):
+            return b"\\x8c" + bytes([len(value)]) + value.encode()
+        frame = (b"\\x80\\x04" + text("workbench.core.restricted_pickle") + text("io.FileIO") + b"\\x93("
+                 + text(os.environ["WB_TEST_VICTIM"]) + text("w") + b"tR.")
+        os.write(_pipe().fileno(), len(frame).to_bytes(4, "big") + frame)
         time.sleep(30)
     elif mode == "partial_frame":
         os.write(_pipe().fileno(), b"\\x00\\x00\\x10\\x00abc")
@@ -143,6 +151,19 @@ def test_garbage_in_the_workers_pipe_is_that_candidates_crash(bench) -> None:
     assert results["huge_header"][0] is Status.CRASHED and "length" in results["huge_header"][1]
     assert results["ok"][0] is Status.OK
     assert time.monotonic() - start < 15  # neither waited for its 30 s sleep nor its 20 s timeout
+
+
+def test_a_pickle_naming_what_a_workbench_module_imported_is_refused_not_called(bench, tmp_path, monkeypatch) -> None:
+    """The pipe's unpickler followed dotted names through workbench modules: a candidate's bytes
+    opened any file for writing in the tuning process, emptying it."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    monkeypatch.setenv("WB_TEST_VICTIM", str(victim))
+    spec, _ = bench
+    results = _run(spec, ["crafted_pickle", "ok"], timeout_s=20.0)
+    assert results["crafted_pickle"][0] is Status.CRASHED
+    assert "workbench.core.restricted_pickle.io.FileIO" in results["crafted_pickle"][1]
+    assert results["ok"][0] is Status.OK and victim.read_text() == "precious"
 
 
 def test_a_frame_that_never_completes_still_times_out(bench) -> None:

@@ -3,16 +3,31 @@
 A worker runs candidates, and a benchmark module's declarations are read by a process that
 imports it: either may write into the pipe its process answers on. Plain unpickling of such bytes
 calls any function they name, in the tuning process. These bytes may name only the workbench's own
-classes, a few plain builtin types and what the caller adds (NumPy's scalar and array records for
-a worker's measurement); anything else is refused by name, so what a candidate or module wrote is
-that candidate's or module's failure and never runs.
+record classes (dataclasses, enums and the value classes marked with :func:`pipe_record`, named
+by the module that defines them), a few plain builtin
+types and what the caller adds (NumPy's scalar and array records for a worker's measurement);
+anything else is refused by name, so what a candidate or module wrote is that candidate's or
+module's failure and never runs.
+
+A name is looked up as one attribute of its module, never as a dotted path: pickle's own lookup
+follows ``a.b.c`` from protocol 4 on, which from any workbench module reaches whatever it imported
+(``np.f2py.subprocess.Popen``). And a class counts only where it is defined and only as a record:
+an imported class, or a workbench class whose constructor does something (opens files, starts
+processes), could be called by the bytes with arguments of their choosing.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import io
 import pickle
-from typing import Any
+from typing import Any, TypeVar
+
+_Class = TypeVar("_Class", bound=type)
+
+#: Classes :func:`pipe_record` marked.
+_VALUE_CLASSES: set[type] = set()
 
 #: Builtin types a record's pickle may name (its values' types and containers); nothing callable
 #: beyond a type's constructor.
@@ -22,6 +37,14 @@ PLAIN_BUILTINS = frozenset({"int", "float", "bool", "str", "bytes", "complex", "
 NUMPY_NAMES = frozenset({("numpy", "dtype"), ("numpy", "ndarray"), ("numpy.core.multiarray", "scalar"),
                          ("numpy._core.multiarray", "scalar"), ("numpy.core.multiarray", "_reconstruct"),
                          ("numpy._core.multiarray", "_reconstruct")})
+
+
+def pipe_record(cls: _Class) -> _Class:
+    """Marks a workbench class that is not a dataclass as one the bytes may name: its pickle calls
+    its constructor with plain data, which only builds the value (a search space from its slots
+    and restriction texts, which are parsed, never run)."""
+    _VALUE_CLASSES.add(cls)
+    return cls
 
 
 class RefusedName(pickle.UnpicklingError):
@@ -34,13 +57,21 @@ class _Unpickler(pickle.Unpickler):
         self.extra = extra
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in self.extra or (module == "builtins" and name in PLAIN_BUILTINS):
-            return super().find_class(module, name)
-        if module.startswith("workbench."):
-            found = super().find_class(module, name)
-            if isinstance(found, type):
+        if "." not in name:
+            if (module, name) in self.extra or (module == "builtins" and name in PLAIN_BUILTINS):
+                return super().find_class(module, name)
+            if module.startswith("workbench.") and _is_record(found := super().find_class(module, name), module):
                 return found
         raise RefusedName(f"names {module}.{name}")
+
+
+def _is_record(found: Any, module: str) -> bool:
+    """Whether ``found``, looked up in ``module``, is a record class defined there: a dataclass,
+    whose construction only stores fields, an enum, whose lookup by value only finds a member, or
+    a value class :func:`pipe_record` marked."""
+    if not isinstance(found, type) or found.__module__ != module:
+        return False
+    return dataclasses.is_dataclass(found) or issubclass(found, enum.Enum) or found in _VALUE_CLASSES
 
 
 def restricted_loads(data: bytes, extra: frozenset[tuple[str, str]] = frozenset()) -> Any:

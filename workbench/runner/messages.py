@@ -1,8 +1,8 @@
 """The wire protocol between the pool (parent) and a worker process, as typed records.
 
 Each message is a frozen dataclass pickled over the worker's pipe. The parent unpickles only
-workbench classes and NumPy values (``pool._ReplyUnpickler``) and accepts only the reply types
-below, so bytes a candidate writes to the pipe fail that candidate and nothing else.
+workbench record classes and NumPy values (``core.restricted_pickle``) and accepts only the reply
+types below, so bytes a candidate writes to the pipe fail that candidate and nothing else.
 """
 
 from __future__ import annotations

@@ -33,6 +33,7 @@ from typing import Any, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequen
 
 import numpy as np
 
+from workbench.core.restricted_pickle import pipe_record
 from workbench.core.errors import RestrictionError, SpaceError, SpaceSearchTooLong
 from workbench.core.domain.expr import Restriction, compile_restriction, kind_of
 from workbench.core.domain.space_count import Counter
@@ -48,6 +49,7 @@ def canonical_json(mapping: Mapping[str, Value]) -> str:
     return json.dumps({k: mapping[k] for k in sorted(mapping)}, separators=(",", ":"), sort_keys=True)
 
 
+@pipe_record
 class Config(Mapping[str, Value]):
     """An immutable mapping slot name -> value, hashable, with a stable content-derived ``id``.
 
@@ -788,6 +790,7 @@ class SearchSpace(ABC):
 FIRST_VALID_DRAWS = 20_000
 
 
+@pipe_record
 class ProductSpace(SearchSpace):
     """The configs of the cartesian product of the slot domains that satisfy the restrictions.
 
