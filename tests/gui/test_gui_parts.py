@@ -1114,6 +1114,20 @@ def test_the_failed_filter_lists_failures_not_aborted_candidates(window, qtbot) 
     assert "aborted (2): stopped above the latency limit in force" in text and "0.200 ms" not in text
 
 
+def test_a_failure_chosen_on_a_chart_is_chosen_in_the_failures_tab_with_its_log(window, qtbot) -> None:
+    """A failed point clicked on a chart (``model.select``) left the Failures tab's table unmarked
+    and its log pane asking for a selection, though a click selects the trial everywhere."""
+    window.model.set_session(_aborted_and_failed_session("the kernel hit an illegal address"))
+    log = window.failures
+    window.model.select(1)  # what a click on the chart's failed cross does
+    chosen = log.proxy.mapToSource(log.view.currentIndex()).row()
+    assert chosen == 1 and "trial 1" in log.log.toPlainText() and "illegal address" in log.log.toPlainText()
+    window.model.select(0)  # an ok trial: the table lists none such, so nothing stays marked here
+    assert not log.view.selectionModel().hasSelection() and log.log.toPlainText() == ""
+    window.model.select(1)
+    assert "illegal address" in log.log.toPlainText()
+
+
 def test_long_words_and_long_filters_never_widen_the_window(window, qtbot) -> None:
     """A 10,000-character filter made the window 71,831 px wide (its error said the text in
     full); a 6,000-character word in a failure's message, 44,398 px."""

@@ -143,12 +143,14 @@ class FailureLog(QWidget):
         layout.addWidget(self.notes)
         layout.addWidget(splitter, 1)
         self.view.selectionModel().currentRowChanged.connect(self._on_row_changed)
+        model.selection_changed.connect(self._on_selection_changed)
         model.trials_added.connect(self._on_trials_changed)
         model.session_changed.connect(self._on_session_changed)
         table_model.modelReset.connect(self._hide_columns)
         self.view.viewport().installEventFilter(self)
         table_model.columnsInserted.connect(self._hide_inserted)
         self._hide_columns()
+        self._on_selection_changed(model.selected)  # (built when its tab first shows, after a choice)
 
     def resizeEvent(self, event: Any) -> None:  # Qt override
         """The log beside the table when the pane is wide and short (the bottom tabs of a 1440 x
@@ -273,6 +275,17 @@ class FailureLog(QWidget):
         self.log.setPlaceholderText(
             SELECT_A_FAILURE if listed else "no trials yet" if not n else
             f"no failed trial among {n}{where_aborted}" if status == "failed" else f"no {status} trial among {n}")
+
+    def _on_selection_changed(self, row: int | None) -> None:
+        """A trial chosen elsewhere (a failed point clicked on a chart) is chosen here too, with its
+        log; a trial this table does not list leaves no other row marked, nor its log shown."""
+        index = self.proxy.mapFromSource(self.table_model.index(row, 0)) if row is not None else QModelIndex()
+        if not index.isValid():
+            self.view.selectionModel().clear()
+            self.log.clear()
+        elif self.view.currentIndex().row() != index.row():
+            self.view.setCurrentIndex(index)
+            self.view.scrollTo(index)
 
     def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not current.isValid():
