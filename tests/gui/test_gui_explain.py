@@ -550,7 +550,9 @@ def test_compare_shows_two_configs_side_by_side_with_their_source_diff_and_overl
     _, ours = view.curves[0].getData()
     _, theirs = view.curves[1].getData()
     assert 10 ** ours[-1] == pytest.approx(0.1) and 10 ** theirs[-1] == pytest.approx(0.2)  # log y axis
-    assert "session 2: toy · toy GPU" in view.curve_legend.text() and "best 0.2 ms" in view.curve_legend.text()
+    # what both share said once, first: each line then names what tells it apart, and its figure
+    lines = view.curve_legend.text().split("<br>")
+    assert lines[0] == "toy · toy GPU:" and lines[2].endswith("session 2: ? (best 0.2 ms)")
     assert "another kernel" not in view.curve_legend.text()
     # another kernel's session, named in its file with markup, imported from a recording (no strategy)
     alien = dataclasses.replace(_session(), kernel="<b>conv</b>", device={"name": "A100", "recorded": True})
@@ -1033,14 +1035,15 @@ def test_compare_overlays_refuse_duplicates_keep_the_legend_on_errors_and_clear(
     with pytest.raises(WorkbenchError, match="other.json is overlaid already"):
         view.add_session(str(tmp_path / "." / "other.json"))
     view.add_session(str(other_size))
-    assert "(at another problem size, n=4: its latencies measure other work)" in view.curve_legend.text().split("<br>")[2]
+    third = view.curve_legend.text().split("<br>")[3]  # (after what the three share, and two curves)
+    assert "session 3" in third and "(at another problem size, n=4: its latencies measure other work)" in third
     # a file that is no session: one line above the legend, which still names every curve drawn
     (tmp_path / "bad.json").write_text("{")
     from unittest import mock
     with mock.patch("workbench.gui.compare_view.QFileDialog.getOpenFileName", return_value=(str(tmp_path / "bad.json"), "")):
         view._on_add_clicked()
     lines = view.curve_legend.text().split("<br>")
-    assert "bad.json" in lines[0] and len(lines) == 4 and "this session" in lines[1] and len(view.curves) == 3
+    assert "bad.json" in lines[0] and len(lines) == 5 and "this session" in lines[2] and len(view.curves) == 3
     view.clear_sessions()
     assert view.others == [] and len(view.curves) == 1 and not view.clear_button.isEnabled()
     view.add_session(str(other))  # cleared: the same file may come back
@@ -1064,6 +1067,8 @@ def test_many_overlaid_sessions_keep_the_plot_its_room_and_distinct_strokes(show
     # the whole legend would take more than the third it is given (it crushed the plot)
     assert view.isVisible() and view.curve_legend.sizeHint().height() > view.height() // 3 + 2
     assert view.legend_scroll.height() <= view.height() // 3 + 2 and view.plot.height() > view.height() // 3
+    # cut short at whole lines: a line cut through its middle could not be read
+    assert (view.legend_scroll.height() - 2) % view.curve_legend.fontMetrics().lineSpacing() == 0
     strokes = {(curve.opts["pen"].color().getRgb()[:3], curve.opts["pen"].style()) for curve in view.curves}
     assert len(strokes) == len(view.curves) == MAX_OVERLAID + 1 > len(CURVE_COLOURS)
 

@@ -754,6 +754,32 @@ def test_a_longer_left_title_given_to_a_plot_of_the_same_size_is_centred_on_it(q
     assert abs(label.center().y() - view.center().y()) < 3, (label, view)
 
 
+def test_a_title_on_several_lines_keeps_clear_of_the_tick_labels(qtbot) -> None:
+    """pyqtgraph reserves 0.8 of a title's height beside the tick labels: a title on three lines
+    ran into them ("(m3.5" in the comparison's short plot in presentation mode)."""
+    import pyqtgraph as pg
+    from PySide6.QtGui import QFont
+    from PySide6.QtWidgets import QApplication
+
+    from workbench.gui.plot_axes import ReadableAxis, set_left_title, set_plot_font
+
+    plot = pg.PlotWidget(axisItems={"left": ReadableAxis("left")})
+    qtbot.addWidget(plot)
+    plot.resize(300, 170)
+    plot.show()
+    item = plot.getPlotItem()
+    set_plot_font(item, QFont("DejaVu Sans", 16))
+    item.plot([0, 1, 2], [3.2, 3.5, 4.1])
+    set_left_title(item, "best feasible latency (ms)")
+    for _ in range(3):
+        QApplication.processEvents()
+    axis = item.getAxis("left")
+    assert axis.labelText.count("<br>") >= 1, axis.labelText
+    title_right = axis.label.mapRectToParent(axis.label.boundingRect()).right() - axis.label.document().documentMargin()
+    ticks_left = axis.width() - max(0, axis.style["tickLength"]) - axis.style["tickTextOffset"][0] - axis.textWidth
+    assert title_right <= ticks_left, (title_right, ticks_left)
+
+
 def test_an_axis_whose_points_share_one_value_gets_a_readable_range() -> None:
     from workbench.gui.axes import single_value_range
 

@@ -29,8 +29,8 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.fs import resolved
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.comparison import (
-    best_latency_so_far, best_so_far_steps, compare_trials, comparison_timing_label, overlay_trials, running_min,
-    session_label, source_diff,
+    best_latency_so_far, best_so_far_steps, compare_trials, comparison_timing_label, legend_labels, overlay_trials,
+    running_min, source_diff,
 )
 from workbench.gui.model import SessionModel
 from workbench.gui.plot_axes import ReadableAxis, set_left_title
@@ -238,10 +238,16 @@ class CompareView(QWidget):
             table.setColumnWidth(0, max(widths[0] - over, table.fontMetrics().horizontalAdvance("latency p2…") + 8))
 
     def _fit_legend(self) -> None:
-        """The legend as tall as its lines, up to a third of the tab: the plot keeps the rest."""
+        """The legend as tall as its lines, up to a third of the tab: the plot keeps the rest. Cut
+        short, it shows whole lines (the rest scrolls): a line cut through its middle read as
+        nothing, and was the second session's best latency, the figure compared."""
         wanted = self.curve_legend.heightForWidth(max(self.legend_scroll.viewport().width(), 1))
         wanted = max(wanted, self.curve_legend.sizeHint().height())
-        self.legend_scroll.setFixedHeight(min(wanted + 2, max(self.height() // 3, 1)))
+        most = max(self.height() // 3, 1)
+        if wanted + 2 > most:
+            line = max(self.curve_legend.fontMetrics().lineSpacing(), 1)
+            most = max(most - (most - 2) % line, line + 2)
+        self.legend_scroll.setFixedHeight(min(wanted + 2, most))
 
     def set_pair(self, a: int | None, b: int | None) -> None:
         """Compare trial rows ``a`` and ``b`` (None leaves that side empty)."""
@@ -424,6 +430,9 @@ class CompareView(QWidget):
         bounds = self.model.constraints.bounds()
         bounded = bool(bounds)  # every curve under the open session's constraints, said once
         set_left_title(self.plot, "best feasible latency (ms)" if bounded else "best latency (ms)")
+        common, labels = legend_labels(sessions)
+        if common:
+            entries.append(html.escape(common) + ":")
         if bounded and sessions:
             entries.append("feasible under " + html.escape(", ".join(bound.shown for bound in bounds)))
         for k, session in enumerate(sessions):
@@ -445,7 +454,7 @@ class CompareView(QWidget):
                      else "no feasible trial" if bounded else "no successful trial")
             which = "this session" if k == 0 and session is self.model.session else f"session {k + 1}"
             entry = (f'<span style="color:rgb{colour}">{stroke}</span> {which}: '
-                     f'{html.escape(session_label(session))} ({final})')
+                     f'{html.escape(labels[k])} ({final})')
             if sessions and session is not sessions[0] and session.kernel != sessions[0].kernel:
                 entry += f" <span style='color:{WARNING_TEXT}'>(another kernel: its latencies measure other work)</span>"
             elif elsewhere is not None:

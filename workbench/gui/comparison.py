@@ -115,6 +115,10 @@ def session_label(session: Session) -> str:
     """``sgemm · Simulated NVIDIA H200 · agents`` for a legend; a session no strategy of ours
     measured (an import of a recording) says so instead of a strategy's name, and a recording's
     device is tagged as one (``A100 [replayed]``), as a simulated GPU's name says what it is."""
+    return " · ".join(_label_parts(session))
+
+
+def _label_parts(session: Session) -> tuple[str, str, str]:
     device = (session.device or {}).get("name", "?")
     kind = provenance(device_info(session.device or {}))
     if kind in ("replayed", "recorded"):
@@ -122,7 +126,20 @@ def session_label(session: Session) -> str:
     strategy = (session.strategy or {}).get("name") if isinstance(session.strategy, dict) else None
     if not strategy:
         strategy = "imported" if (session.device or {}).get("recorded") else "?"
-    return f"{session.kernel} · {device} · {strategy}"
+    return session.kernel, device, strategy
+
+
+def legend_labels(sessions: Sequence[Session]) -> tuple[str, list[str]]:
+    """What the sessions of one legend share, said once (``sgemm · Simulated NVIDIA H200``; "" for
+    one session or none shared), and each session's label without it (``tpe``). Each line said
+    the kernel and the device again, so in a narrow legend the lines were three rows each and
+    the second session's strategy and best latency, the figures compared, fell below its edge."""
+    parts = [_label_parts(session) for session in sessions]
+    if len(parts) < 2:
+        return "", [" · ".join(p) for p in parts]
+    shared = [i for i in (0, 1) if all(p[i] == parts[0][i] for p in parts)]
+    common = " · ".join(parts[0][i] for i in shared)
+    return common, [" · ".join(part for i, part in enumerate(p) if i not in shared) for p in parts]
 
 
 #: How an exported comparison labels the sessions of one provenance (the window's banner words).

@@ -22,6 +22,10 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from workbench.gui.axes import choose_log_ticks, fit_category_labels, format_ticks, title_lines
 
 
+#: How far past its axis's outer edge pyqtgraph draws an axis title (``AxisItem.resizeEvent``).
+TITLE_NUDGE = 5
+
+
 class _MeasuredAxis(pg.AxisItem):
     """What the subclasses share: the tick font's metrics and the room between labels."""
 
@@ -29,6 +33,33 @@ class _MeasuredAxis(pg.AxisItem):
         """The gap between two labels: in lines on a vertical axis, in widths of "M" on a
         horizontal one."""
         return 0.8, 1.2
+
+    def _updateWidth(self) -> None:  # pyqtgraph override
+        super()._updateWidth()
+        self._room_for_the_whole_title(vertical=True)
+
+    def _updateHeight(self) -> None:  # pyqtgraph override
+        super()._updateHeight()
+        self._room_for_the_whole_title(vertical=False)
+
+    def _room_for_the_whole_title(self, vertical: bool) -> None:
+        """pyqtgraph reserves 0.8 of the title's height, a guess that holds for one line; a title
+        on two or three lines (:func:`set_left_title`) took more than that and ran into the tick
+        labels ("(m3.5" in a narrow chart in presentation mode). The title sits
+        :data:`TITLE_NUDGE` px past the axis's outer edge, so that much of it needs no room."""
+        fixed = self.fixedWidth if vertical else self.fixedHeight
+        if not self.isVisible() or fixed is not None or not self.label.isVisible():
+            return
+        height = self.label.boundingRect().height()
+        more = (height - TITLE_NUDGE) - 0.8 * height
+        if more > 0:
+            extent = (self.maximumWidth() if vertical else self.maximumHeight()) + more
+            if vertical:
+                self.setMaximumWidth(extent)
+                self.setMinimumWidth(extent)
+            else:
+                self.setMaximumHeight(extent)
+                self.setMinimumHeight(extent)
 
     def tick_font(self) -> QFont:
         font = self.style.get("tickFont")
