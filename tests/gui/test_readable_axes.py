@@ -780,6 +780,21 @@ def test_a_title_on_several_lines_keeps_clear_of_the_tick_labels(qtbot) -> None:
     assert title_right <= ticks_left, (title_right, ticks_left)
 
 
+def test_thinned_value_labels_keep_the_values_that_carry_a_count() -> None:
+    """Every third label of fifteen values dropped the one value that failed, and its count."""
+    from workbench.gui.axes import labelled_positions
+
+    counts = [0] * 15
+    assert labelled_positions(counts, 1) == set(range(15))
+    assert labelled_positions(counts, 3) == {0, 3, 6, 9, 12}
+    counts[4] = 1
+    kept = labelled_positions(counts, 3)
+    assert 4 in kept and kept == {0, 4, 7, 10, 13}  # the rest as regular as the room allows
+    counts[5] = 7  # two counted values too close for both: the larger count keeps its label
+    assert 5 in labelled_positions(counts, 3) and 4 not in labelled_positions(counts, 3)
+    assert all(abs(a - b) >= 3 for a in kept for b in kept if a != b)
+
+
 def test_an_axis_whose_points_share_one_value_gets_a_readable_range() -> None:
     from workbench.gui.axes import single_value_range
 

@@ -442,6 +442,20 @@ def _apart_when_cut_alike(texts: list[str], labels: list[str], measure: Measure,
     return out
 
 
+def labelled_positions(counts: Sequence[int], step: int) -> set[int]:
+    """Which of ``len(counts)`` evenly placed values keep their label when only every ``step``-th
+    fits: those with a count (failures under the value, which the label carries) first, most
+    first, then from the left each value at least ``step`` from every label kept (without counts,
+    every ``step``-th from the first). Every ``step``-th alone dropped the one value that failed."""
+    step = max(1, step)
+    kept: list[int] = []
+    counted = sorted((k for k, n in enumerate(counts) if n), key=lambda k: (-counts[k], k))
+    for k in [*counted, *range(len(counts))]:
+        if all(abs(k - other) >= step for other in kept):
+            kept.append(k)
+    return set(kept)
+
+
 def title_lines(title: str, length: float, measure: Measure, most: int = 3) -> list[str]:
     """An axis title as one line when it fits the axis's ``length`` in pixels, else as few lines
     (at most ``most``) as fit, broken at spaces so that the longest line is shortest. A cut title

@@ -32,6 +32,7 @@ from PySide6.QtWidgets import QBoxLayout, QComboBox, QHBoxLayout, QLabel, QVBoxL
 from workbench.core.domain.importance import SCORE, Importance, ValueStats, slot_importance, value_distributions
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.errors import WorkbenchError
+from workbench.gui.axes import labelled_positions
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.background import Background
 from workbench.gui.plot_axes import (ReadableAxis, ShareAxis, bar_figures_extent, is_number_label, set_bottom_title,
@@ -462,8 +463,12 @@ class ImportanceView(QWidget):
                     cut, shown, step = short != shown, short, 1
                     break
         axis.setToolTip("\n".join(value for _, value, _, _ in ticks) if cut or step > 1 else "")
-        axis.setTicks([[t for k, t in enumerate(shown) if k % step == 0],
-                       [(p, "") for k, (p, _) in enumerate(shown) if k % step]])
+        labelled = labelled_positions([failed + aborted for _, _, failed, aborted in ticks], step)
+        axis.setTicks([[t for k, t in enumerate(shown) if k in labelled],
+                       [(p, "") for k, (p, _) in enumerate(shown) if k not in labelled]])
+        # the end values' labels may reach a little past the axis, as the charts' do (pyqtgraph left
+        # out the first value's label, under a box at the plot's edge)
+        axis.setStyle(hideOverlappingLabels=int(metrics.horizontalAdvance("MM")))
         marks = [text for used, text in ((any(t[2] for t in ticks), "✕ failed"), (any(t[3] for t in ticks), "⊘ aborted"))
                  if used and shown is not words]
         title = self.selected_slot or ""
