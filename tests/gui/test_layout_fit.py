@@ -1060,6 +1060,30 @@ def test_zooming_from_presentation_mode_in_a_narrow_window_says_the_real_limit_a
         zoom.set_factor(1.0)
 
 
+def test_the_roofs_name_leaves_the_ridge_clear_where_it_finds_room(window, qtbot):
+    """Hung under the flat roof's right end, "peak FP32 66908 GFLOP/s" reached back over the
+    sloped roof and the ridge, the point a roofline is read for, though its figure alone fitted
+    under the flat roof."""
+    import numpy as np
+    import pyqtgraph as pg
+
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": "reduce_sum", "backend": "sim", "strategy": "random", "budget": 20,
+                          "options": {"compile": "estimate"}})
+    window.resize(1440, 900)
+    chart = window.roofline_chart
+    window.bottom_tabs.setCurrentWidget(chart)
+    qtbot.waitUntil(lambda: bool(chart.compute_label.toPlainText()), timeout=10_000)
+    qtbot.wait(100)
+    label = chart.compute_label
+    view = chart.plot.getPlotItem().getViewBox()
+    rect = label.mapRectToScene(label.boundingRect())
+    slope = np.geomspace(chart.data.ridge / 100, chart.data.ridge, 200)
+    crossed = [x for x, y in zip(chart.tx(slope), chart.ty(chart.data.roof(slope)))
+               if rect.contains(view.mapViewToScene(pg.Point(float(x), float(y))))]
+    assert not crossed, (label.toPlainText(), rect)
+
+
 def test_the_roofs_name_covers_no_trial_of_the_roofline(window, qtbot):
     """Hung from the roof's right end, the compute roof's name reached back over the compute-bound
     configs in presentation mode's font, the best one's star among them (sgemm's best sit near
@@ -1084,3 +1108,4 @@ def test_the_roofs_name_covers_no_trial_of_the_roofline(window, qtbot):
     inside = [(x, y) for x, y in zip(xs, ys) if near.contains(view.mapViewToScene(pg.Point(float(x), float(y))))]
     assert not inside, (inside, rect)
     assert view.sceneBoundingRect().contains(rect.center())  # within the plot, not cut by its edge
+

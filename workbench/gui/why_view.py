@@ -353,16 +353,21 @@ class RooflineChart(ChartBase):
         # the name, and its figure alone for where the name finds no room (the legend names the roof)
         self._compute_texts = (f"peak FP32 {data.peak_gflops:.0f} GFLOP/s", f"{data.peak_gflops:.0f} GFLOP/s")
         self.compute_label.setText(self._compute_texts[0])
+        # the sloped roof up to the ridge, as points the name must not cover either: hung under the
+        # flat roof's right end, a long name reached back over the ridge, the point a roofline is read for
+        slope = np.geomspace(low, ridge, 48)
         self._points = (x[shown], y[shown])
+        self._slope = (self.tx(slope), self.ty(data.roof(slope)))
         self._roof_ends = (math.log10(ridge), math.log10(high), math.log10(data.peak_gflops))
         self._place_compute_label()
         self.bandwidth_label.setText(f"{data.peak_gbs:.0f} GB/s")
         self.bandwidth_label.setPos(math.log10(low), math.log10(low * data.peak_gbs))
 
     def _place_compute_label(self, *_: Any) -> None:
-        """The compute roof's name where it covers no trial: under the roof's right end, else from
-        the ridge rightwards, else ending at the ridge, else above the right end, inside the plot;
-        where none is free, its figure alone in those places; else where it covers fewest. Hung
+        """The compute roof's name where it covers no trial nor the sloped roof: under the roof's
+        right end, else from the ridge rightwards, else ending at the ridge, else above the right
+        end, inside the plot; where none is free, its figure alone in those places; else where it
+        covers fewest. Hung
         at the right end alone, in a narrow plot or a large font (presentation mode) it reached
         back over the compute-bound configs, the best one's star among them. Placed again as the
         plot resizes or its range changes."""
@@ -381,11 +386,16 @@ class RooflineChart(ChartBase):
         # the roof) are mapped to the scene: all 18,000 of a recording took 0.13 s a range change
         _px_w, px_h = vb.viewPixelSize()
         band = (height + 2 * pad) * abs(px_h) * 1.5
-        near = np.isfinite(xs) & np.isfinite(ys) & (np.abs(np.asarray(ys, dtype=float) - peak) <= band)
-        points = [vb.mapViewToScene(pg.Point(float(px), float(py))) for px, py in zip(xs[near], ys[near])]
+
+        def in_band(xs: np.ndarray, ys: np.ndarray) -> list[Any]:
+            near = np.isfinite(xs) & np.isfinite(ys) & (np.abs(np.asarray(ys, dtype=float) - peak) <= band)
+            return [vb.mapViewToScene(pg.Point(float(px), float(py))) for px, py in zip(xs[near], ys[near])]
+
+        points = in_band(xs, ys)
+        roof = in_band(*getattr(self, "_slope", (np.zeros(0), np.zeros(0))))
         inside = vb.sceneBoundingRect()
         places = (((1.0, 0.0), right), ((0.0, 0.0), ridge), ((1.0, 0.0), ridge), ((1.0, 1.0), right))
-        best: tuple[int, str, tuple[float, float], float] | None = None
+        best: tuple[tuple[int, int], str, tuple[float, float], float] | None = None
         for text in self._compute_texts:
             width = metrics.horizontalAdvance(text) + 8
             for anchor, x in places:
@@ -394,15 +404,20 @@ class RooflineChart(ChartBase):
                 if (top < inside.top() or top + height > inside.bottom() or left < inside.left() - 2
                         or left + width > inside.right() + 2):
                     continue  # (cut by the plot's edge: above the roof, or left of the ridge, often no room)
-                covered = sum(left - pad <= p.x() <= left + width + pad and top - pad <= p.y() <= top + height + pad
-                              for p in points)
+
+                def count(among: list[Any]) -> int:
+                    return sum(left - pad <= p.x() <= left + width + pad and top - pad <= p.y() <= top + height + pad
+                               for p in among)
+
+                covered = (count(points), sum(left <= p.x() <= left + width and top <= p.y() <= top + height
+                                              for p in roof))  # (a trial hidden is worse than the roof crossed)
                 if best is None or covered < best[0]:
                     best = (covered, text, anchor, x)
-                if covered == 0:
+                if covered == (0, 0):
                     break
-            if best is not None and best[0] == 0:
+            if best is not None and best[0] == (0, 0):
                 break
-        _covered, text, anchor, x = best if best is not None else (0, self._compute_texts[0], (1.0, 0.0), right)
+        _covered, text, anchor, x = best if best is not None else ((0, 0), self._compute_texts[0], (1.0, 0.0), right)
         if self.compute_label.toPlainText() != text:
             self.compute_label.setText(text)
         self.compute_label.setAnchor(anchor)
