@@ -260,13 +260,11 @@ def test_show_in_table_takes_the_keyboard_to_the_row(window, qtbot, key):
 
 def _tab_stops(window) -> list:
     """The widgets Tab reaches in the window, in order, as a keyboard user meets them."""
-    stops, widget = [], window.nextInFocusChain()
-    while widget is not window and len(stops) < 2000:
-        if (widget.focusPolicy() & Qt.FocusPolicy.TabFocus and widget.isVisible() and widget.isEnabled()
-                and widget.window() is window and widget.focusProxy() is None):
-            stops.append(widget)
-        widget = widget.nextInFocusChain()
-    return stops
+    from workbench.gui.keyboard import tab_order
+
+    return [widget for widget in tab_order(window)
+            if widget.focusPolicy() & Qt.FocusPolicy.TabFocus and widget.isVisible() and widget.isEnabled()
+            and widget.focusProxy() is None]
 
 
 def _name(widget) -> str:
@@ -444,13 +442,12 @@ def test_the_portability_notes_grow_with_the_zoom(window, qtbot):
 
 def _first_control(page):
     """The first Tab stop of ``page`` in the window's Tab order (None: it has none on show)."""
-    start = page.window()
-    candidate = start.nextInFocusChain()
-    while candidate is not None and candidate is not start:
+    from workbench.gui.keyboard import tab_order
+
+    for candidate in tab_order(page.window()):
         if ((candidate is page or page.isAncestorOf(candidate)) and candidate.isVisible() and candidate.isEnabled()
                 and candidate.focusPolicy() & Qt.FocusPolicy.TabFocus and candidate.focusProxy() is None):
             return candidate
-        candidate = candidate.nextInFocusChain()
     return None
 
 

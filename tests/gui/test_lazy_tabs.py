@@ -131,3 +131,37 @@ def test_switching_to_a_view_inside_a_page_shows_its_page(window):
     assert window.importance.isVisible()
     window.bottom_tabs.setCurrentWidget(window.results)  # a page itself, as before
     assert window.bottom_tabs.currentWidget() is window.results
+
+
+def test_a_page_built_after_a_run_leaves_the_windows_menus_usable_for_the_next_run(window, qtbot):
+    """The Tab order of a page built later was read with ``nextInFocusChain``, which made PySide
+    record each widget as the child of the one before it, the menu bar among them: the Slices
+    page remade its canvas, PySide took the menu bar's wrapper for deleted, and the next run's
+    finishing handler raised updating the recent files, so it never said the run was done."""
+    import shiboken6
+
+    run = {"kernel": "sgemm", "backend": "sim", "budget": 12, "seed": 0, "options": {"compile": "estimate"}}
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run(run)
+    bar, recent = window.menuBar(), window.recent_menu
+    window.bottom_tabs.setCurrentWidget(window.pages.page("slices"))  # built now, its canvas then remade
+    qtbot.wait(200)
+    assert shiboken6.isValid(bar) and shiboken6.isValid(recent)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**run, "seed": 1})
+
+
+def test_reading_the_tab_order_keeps_each_widgets_recorded_parent(window) -> None:
+    """After :func:`tab_order` a widget deleted takes none but its own children's wrappers along."""
+    import shiboken6
+    from PySide6.QtWidgets import QLineEdit
+
+    from workbench.gui.keyboard import tab_order
+
+    doomed = QLineEdit(window.objective_panel)  # a widget late in the chain: the window follows it
+    doomed.show()
+    order = tab_order(window)
+    assert doomed in order and window not in order and window.menuBar() in order
+    bar, recent = window.menuBar(), window.recent_menu
+    shiboken6.delete(doomed)
+    assert shiboken6.isValid(bar) and shiboken6.isValid(recent)

@@ -584,13 +584,13 @@ def test_a_weight_row_added_for_a_metric_is_reached_with_the_keyboard(own_metric
     was out of the keyboard's reach, and picking it in the list sent the focus elsewhere."""
     from PySide6.QtCore import Qt
 
+    from workbench.gui.keyboard import tab_order
+
     def tabbed_after(widget, n):  # the next n widgets Tab moves to, as Qt walks its focus chain
-        out = []
-        while len(out) < n:
-            widget = widget.nextInFocusChain()
-            if widget.isVisible() and widget.isEnabled() and widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
-                out.append(widget)
-        return out
+        order = tab_order(widget.window())
+        after = order[order.index(widget) + 1:] + order[:order.index(widget)]
+        return [w for w in after
+                if w.isVisible() and w.isEnabled() and w.focusPolicy() & Qt.FocusPolicy.TabFocus][:n]
 
     panel = own_metrics_window.objective_panel
     box = panel.more_metrics

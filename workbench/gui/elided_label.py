@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
     QToolButton, QWidget,
 )
+from workbench.gui.keyboard import tab_order
 from workbench.gui.text import plain_tip
 
 
@@ -346,15 +347,11 @@ class ElidedTabs(QTabWidget):
         if (focus is not None and page is not None and page.isAncestorOf(focus)
                 and focus.focusPolicy() & Qt.FocusPolicy.TabFocus):
             return
-        candidate = start.nextInFocusChain()
-        for _ in range(100_000):  # the page's first control in the window's Tab order (a ring)
-            if page is None or candidate is None or candidate is start:
-                break
+        for candidate in tab_order(start) if page is not None else []:  # the page's first control
             if ((candidate is page or page.isAncestorOf(candidate)) and candidate.isVisible() and candidate.isEnabled()
                     and candidate.focusPolicy() & Qt.FocusPolicy.TabFocus and candidate.focusProxy() is None):
                 candidate.setFocus(Qt.FocusReason.TabFocusReason)
                 return
-            candidate = candidate.nextInFocusChain()
         self.tabBar().setFocus(Qt.FocusReason.TabFocusReason)
 
     def setCurrentWidget(self, widget: QWidget) -> None:  # Qt override

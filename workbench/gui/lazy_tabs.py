@@ -15,7 +15,7 @@ from typing import Callable, TypeVar
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QTabWidget, QWidget
-from workbench.gui.keyboard import enter_presses_buttons
+from workbench.gui.keyboard import enter_presses_buttons, tab_order
 
 Page = TypeVar("Page", bound=QWidget)
 
@@ -89,14 +89,9 @@ def _tab_from_the_row_into(tabs: QTabWidget, page: QWidget) -> None:
     """Tab from the tab row goes into ``page`` first, as on the tabs built with the window: a page
     built later joined the end of the window's Tab order, and Tab from the row visited the view
     beside the tabs (the source of the selected trial) before the page it had just opened."""
-    inside: list[QWidget] = []
-    widget = page.nextInFocusChain()
-    for _ in range(10_000):  # the page's widgets, in their own order (they were created together)
-        if widget is page or widget is None or not page.isAncestorOf(widget):
-            break
-        if widget.focusPolicy() & Qt.FocusPolicy.TabFocus:
-            inside.append(widget)
-        widget = widget.nextInFocusChain()
+    # the page's widgets in their own order (they were created together)
+    inside = [widget for widget in tab_order(page.window())
+              if page.isAncestorOf(widget) and widget.focusPolicy() & Qt.FocusPolicy.TabFocus]
     previous: QWidget = tabs.tabBar()
     for widget in inside:
         QWidget.setTabOrder(previous, widget)
