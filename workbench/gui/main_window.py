@@ -373,10 +373,7 @@ class MainWindow(WindowRuns):
         menu.aboutToHide.connect(all_on)
 
     def _build_menus(self) -> None:
-        # held, as the menus under it are: once the File menu's wrapper was collected, PySide
-        # invalidated the Open recent submenu's (its Qt menu unharmed), and the next update of the
-        # recent files raised in the run's finishing handler, which then never said the run was done
-        self.file_menu = menu = self.menuBar().addMenu("&File")
+        menu = self.menuBar().addMenu("&File")
         self.actions_by_name: dict[str, QAction] = {}
 
         def add(name: str, text: str, slot: Any, shortcut: Any = None) -> QAction:
