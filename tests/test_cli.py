@@ -210,6 +210,8 @@ def test_failures_that_all_differ_are_not_summed_up_as_most_often_one(cli, tmp_p
         (["tune", "no_such_kernel", "--out", "{tmp}/x.json"], "unknown kernel"),
         (["tune", "vector_add", "--backend", "sim", "--set", "bogus=3", "--out", "{tmp}/x.json"], "bogus"),
         (["tune", "vector_add", "--backend", "sim", "--budget", "0", "--out", "{tmp}/x.json"], "--budget"),
+        (["tune", "vector_add", "--backend", "sim", "--patience", "0", "--out", "{tmp}/x.json"],
+         "--patience must be at least 1, got 0"),
         (["tune", "vector_add", "--strategy", "nope", "--out", "{tmp}/x.json"], "unknown strategy"),
         (["tune", "vector_add", "--strategy", "agnets", "--out", "{tmp}/x.json"],
          "unknown strategy 'agnets' (did you mean 'agents'?); choose one of: agents, "),

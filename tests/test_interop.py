@@ -1185,6 +1185,7 @@ def test_a_failure_kernel_tuner_wrote_into_the_objectives_field_is_a_failure(tmp
     assert f"Kernel Tuner tuned this cache for {objective!r}; the recommendation ranks by latency" in note
     metric = {"GFLOP/s": "gflops", "GB/s": "throughput_gbs"}[objective]
     assert f"--weight {metric}=1 --weight latency_ms=0" in note
+    assert "tune --replay" in note  # (a replay searches for what is weighed: not show's flags alone)
     # exported, the file still names what Kernel Tuner tuned it for (it said "time"), and says so again
     session = import_kt_cache(write(tmp_path, data))
     export_kt_cache(session, tmp_path / "back.json")
@@ -1209,7 +1210,7 @@ def test_a_cache_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("objective, hint", [("latency_ms", None), ("compile_time", None),
                                              ("score", "--weight score=1 --weight latency_ms=0 --maximize score (or --minimize)"),
-                                             ("GFLOPS/W", "--weight gflops_w=1 --weight latency_ms=0,")])
+                                             ("GFLOPS/W", "--weight gflops_w=1 --weight latency_ms=0 with show")])
 def test_the_objective_note_suggests_only_weights_that_work(tmp_path: Path, objective: str, hint) -> None:
     """For an objective named like one of the import's own figures the note suggested
     "--weight latency_ms=1 --weight latency_ms=0"; for a figure of no known direction a command

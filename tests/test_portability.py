@@ -351,6 +351,13 @@ def test_show_portability_bad_input_is_one_line(cli, tmp_path: Path) -> None:
     assert result.returncode == 2 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
     result = cli("show")
     assert result.returncode == 2 and "show needs a session file" in result.stderr
+    # one file twice: its device's trials were pooled with themselves, without a word
+    from workbench.core.domain.session import save_session
+
+    save_session(recorded("GPU A", {(32, 1): 1.0, (64, 1): 1.25}), tmp_path / "a.json")
+    save_session(recorded("GPU B", {(32, 1): 2.0, (64, 1): 1.5}), tmp_path / "b.json")
+    result = cli("show", "--portability", tmp_path / "a.json", tmp_path / "a.json", tmp_path / "b.json")
+    assert result.returncode == 2 and "a.json is given twice; give each session once" in result.stderr
 
 
 def test_sessions_storing_different_objectives_are_said_to_be_ranked_by_the_first_files(cli, tmp_path: Path) -> None:

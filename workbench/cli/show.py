@@ -9,6 +9,7 @@ import math
 import shlex
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
+from workbench.cli.files import check_distinct
 from workbench.cli.objective_flags import (
     check_objective,
     check_objective_on,
@@ -516,6 +517,8 @@ def _show_portability(args: argparse.Namespace) -> int:
     from workbench.core.domain.templates import check_template_folders
 
     check_template_folders(args.kernel_dir)  # a typo is one line, not a note per simulated GPU
+    # a device's sessions are pooled, as export pools them: one given twice counted its trials twice
+    check_distinct(paths)
     sessions = [load_session(path) for path in paths]
     constraints, weights = objective_from_args(args, sessions[0], paths[0])
     check_objective_on(constraints, weights, sessions)

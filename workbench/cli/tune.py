@@ -184,8 +184,9 @@ def cmd_tune(args: argparse.Namespace) -> int:
         return _remeasure_aborted(args)
     if args.refine_only:
         return _refine_only(args)
-    if args.budget is not None and args.budget < 1:
-        raise WorkbenchError("--budget must be at least 1")
+    for flag, value in (("--budget", args.budget), ("--patience", args.patience)):
+        if value is not None and value < 1:  # (the run's settings would name the field, not the flag)
+            raise WorkbenchError(f"{flag} must be at least 1, got {value}")
     named = "replay" if args.replay else args.backend
     if named not in (None, "auto"):
         _check_backend_flags(args, named)

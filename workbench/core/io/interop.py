@@ -896,8 +896,9 @@ def _objective_note(source: str, objective: Any, trials: list[Trial]) -> list[st
     ours = metric in DERIVED_METRICS or metric in KT_TIMINGS.values()
     if not ours and any(metric in trial.measurement.metrics for trial in trials):
         direction = "" if known_direction(metric) is not None else f" --maximize {metric} (or --minimize)"
-        weigh = (f"; to rank by it, weigh {metric} instead (show --weight {metric}=1 --weight latency_ms=0"
-                 f"{direction}, or its slider in the window)")
+        # (the flags of show, export and a replay's tune alike: a replay searches for what they weigh)
+        weigh = (f"; to rank by it, weigh {metric} instead (--weight {metric}=1 --weight latency_ms=0"
+                 f"{direction} with show, export or tune --replay, or its slider in the window)")
     return [f"{source}: Kernel Tuner tuned this cache for {named!r}; the recommendation ranks by latency{weigh}"]
 
 
