@@ -137,8 +137,9 @@ def test_refresh_requests_arriving_faster_than_the_delay_still_refresh_while_the
 
 def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, computed, qtbot) -> None:
     computed(view)
-    texts = [label.toPlainText() for label in view.bar_labels]
-    assert texts == [f"{view.shares[name]:.0%}" for name in view._order]
+    texts = [label.toPlainText().strip() for label in view.bar_labels]
+    assert texts == [f"{view.shares[name]:.0%}".replace("0%", "<1%") if f"{view.shares[name]:.0%}" == "0%"
+                     else f"{view.shares[name]:.0%}" for name in view._order]
     assert all(label.isVisible() for label in view.bar_labels)
     top = view.bar_labels[0]
     assert top.pos().x() == pytest.approx(view.shares[view._order[0]])  # at the end of its bar
@@ -390,7 +391,15 @@ def test_a_share_of_minus_zero_is_labelled_0_percent(view, computed) -> None:
     last = view._order[-1]
     view.importance = dataclasses.replace(view.importance, shares={**view.importance.shares, last: -0.0})
     view._draw_bars()
-    assert view.bar_labels[-1].toPlainText() == "0%"
+    assert view.bar_labels[-1].toPlainText().strip() == "0%"
+
+
+def test_a_share_under_half_a_percent_reads_under_one_percent_apart_from_its_bar() -> None:
+    """0.45 % was labelled "0%", right after its sliver of a bar: it read as "-0%"."""
+    from workbench.gui.importance_view import share_text
+
+    assert [share_text(s).strip() for s in (0.0045, 0.005, 0.42, 0.0, -0.0)] == ["<1%", "<1%", "42%", "0%", "0%"]
+    assert all(share_text(s)[0].isspace() for s in (0.0045, 0.42, 0.0))
 
 
 def _strategy_slot_view(qtbot, computed, names):

@@ -377,8 +377,7 @@ class ImportanceView(QWidget):
         self.bar_labels = []
         if self.importance.available:
             for row, width in zip(rows, widths):
-                # -0.0 + 0.0 is 0.0: a share of -0.0 was drawn as "-0%"
-                label = pg.TextItem(f"{max(width, 0.0) + 0.0:.0%}", color=(40, 40, 40), anchor=(0, 0.5))
+                label = pg.TextItem(share_text(width), color=(40, 40, 40), anchor=(0, 0.5))
                 label.setFont(QFont(self.font()))  # the window's zoom reaches the shares this way
                 label.setPos(width, row)
                 self.bar_plot.addItem(label)
@@ -486,6 +485,15 @@ class ImportanceView(QWidget):
         row = int(round(point.y()))
         if 0 <= row < len(self._order) and not math.isnan(point.x()):
             self.select_slot(self._order[len(self._order) - 1 - row])
+
+
+def share_text(share: float) -> str:
+    """A bar's share as its label reads, apart from the bar's end by a space: a share under half a
+    percent is "<1%", not "0%" (beside its sliver of a bar that read as "-0%"); -0.0 is "0%"."""
+    if not share > 0:
+        return "\u20020%"
+    shown = f"{share:.0%}"
+    return "\u2002" + ("<1%" if shown == "0%" else shown)
 
 
 def _names_of(trials: Sequence[Trial]) -> list[str]:
