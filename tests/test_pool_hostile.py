@@ -24,7 +24,7 @@ from multiprocessing.connection import Connection
 
 SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "small_garbage", "huge_header", "partial_frame",
                   "fork_returns", "fork_exits", "slow_a", "slow_b", "huge_detail", "close_fds",
-                  "crafted_pickle"]}
+                  "crafted_pickle", "forged_negative", "forged_text", "forged_timing"]}
 PIDS = os.environ.get("WB_TEST_PIDS", "")
 
 
@@ -85,6 +85,15 @@ def measure(config):
         frame = (b"\\x80\\x04" + text("workbench.core.restricted_pickle") + text("io.FileIO") + b"\\x93("
                  + text(os.environ["WB_TEST_VICTIM"]) + text("w") + b"tR.")
         os.write(_pipe().fileno(), len(frame).to_bytes(4, "big") + frame)
+        time.sleep(30)
+    elif mode.startswith("forged_"):  # a reply of its own, well-formed, holding what no measurement holds
+        from workbench.core.domain.measurement import Measurement, Status
+        from workbench.runner.messages import Reply
+        from workbench.runner.worker import PhaseClock
+        clock = next(o for o in gc.get_objects() if isinstance(o, PhaseClock))
+        metrics = {"forged_negative": {"latency_ms": -5.0}, "forged_text": {"latency_ms": "fast"}}.get(mode, {"latency_ms": 1.0})
+        timings = {"total_s": "x"} if mode == "forged_timing" else {"total_s": 0.001}
+        clock.conn.send(Reply(clock.seq, Measurement(Status.OK, metrics), timings))
         time.sleep(30)
     elif mode == "partial_frame":
         os.write(_pipe().fileno(), b"\\x00\\x00\\x10\\x00abc")
@@ -164,6 +173,19 @@ def test_a_pickle_naming_what_a_workbench_module_imported_is_refused_not_called(
     assert results["crafted_pickle"][0] is Status.CRASHED
     assert "workbench.core.restricted_pickle.io.FileIO" in results["crafted_pickle"][1]
     assert results["ok"][0] is Status.OK and victim.read_text() == "precious"
+
+
+def test_a_reply_the_candidate_forged_is_checked_as_a_saved_record_is(bench) -> None:
+    """A reply written by the candidate itself was taken as it came: a latency of -5 ms was the
+    best and saved into a file that never opened again; a latency in text or a timing in text
+    stopped the run with a traceback."""
+    spec, _ = bench
+    results = _run(spec, ["forged_negative", "forged_text", "forged_timing", "ok"], timeout_s=20.0)
+    for mode, said in (("forged_negative", "latency_ms: -5.0 is negative"), ("forged_text", "'fast' is not a number"),
+                       ("forged_timing", "timings")):
+        status, message = results[mode]
+        assert status is Status.CRASHED and "malformed Reply message" in message and said in message, (mode, message)
+    assert results["ok"][0] is Status.OK
 
 
 def test_a_frame_that_never_completes_still_times_out(bench) -> None:

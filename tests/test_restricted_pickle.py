@@ -68,3 +68,22 @@ def test_a_benchmarks_declarations_still_read_back(tmp_path: Path) -> None:
                      "def measure(config):\n    return {'latency_ms': 1.0}\n")
     target = PythonBackend.target(BackendSpec("python", {"path": str(bench)}))
     assert sorted(config["x"] for config in target.space) == [2, 4]
+
+
+def _built(module: str, name: str, key: str) -> bytes:
+    """Protocol-4 bytes that look ``module.name`` up and BUILD it with ``{key: None}`` as slot state."""
+    return (b"\x80\x04" + _text(module) + _text(name) + b"\x93" + b"N}" + _text(key) + b"N" + b"s\x86b.")
+
+
+@pytest.mark.parametrize("module, name", [("workbench.core.domain.space", "Config"),
+                                          ("numpy._core.multiarray", "_reconstruct")])
+def test_bytes_cannot_set_attributes_of_a_class_or_function_of_the_process(module, name) -> None:
+    """BUILD sets attributes on what it is given: given a class, on the class itself, in the
+    tuning process (``Config.__hash__ = None`` made every config unhashable; ``Config.to_dict =
+    dict`` saved every trial's config as ``{}``, the session's earlier trials too)."""
+    from workbench.core.domain.space import Config
+
+    with pytest.raises(RefusedName, match="sets the state of"):
+        restricted_loads(_built(module, name, "__hash__"), NUMPY_NAMES)
+    assert hash(Config({"a": 1})) == hash(Config({"a": 1}))
+    assert Config.__dict__.get("__hash__") is not None

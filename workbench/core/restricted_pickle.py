@@ -22,7 +22,8 @@ import dataclasses
 import enum
 import io
 import pickle
-from typing import Any, TypeVar
+import types
+from typing import Any, Callable, ClassVar, TypeVar, cast
 
 _Class = TypeVar("_Class", bound=type)
 
@@ -48,13 +49,35 @@ def pipe_record(cls: _Class) -> _Class:
 
 
 class RefusedName(pickle.UnpicklingError):
-    """The bytes name something a record never holds: ``names MODULE.NAME``."""
+    """The bytes name something a record never holds (``names MODULE.NAME``), or would change
+    a class or function of the process (``sets the state of NAME``)."""
 
 
-class _Unpickler(pickle.Unpickler):
+#: Python's own BUILD step, which :meth:`_Unpickler.load_build` runs once it has checked the target.
+_BUILD = pickle._Unpickler.dispatch[pickle.BUILD[0]]
+
+
+class _Unpickler(pickle._Unpickler):
+    """Python's own unpickler (not its C twin, which offers no hook but ``find_class``), so that
+    its BUILD step can be checked too: BUILD sets attributes on what it is given, and given a
+    class it set them on the class itself, in the tuning process (``Config.to_dict = dict``
+    made the next save write every trial's config as ``{}``)."""
+
+    dispatch: ClassVar[dict[int, Callable[[Any], None]]] = dict(pickle._Unpickler.dispatch)
+
     def __init__(self, data: bytes, extra: frozenset[tuple[str, str]]) -> None:
         super().__init__(io.BytesIO(data))
         self.extra = extra
+
+    def load_build(self) -> None:
+        stack: list[Any] = cast(Any, self).stack  # (pickle's own attribute, which typeshed leaves out)
+        target = stack[-2] if len(stack) >= 2 else None
+        if isinstance(target, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
+            raise RefusedName(f"sets the state of {getattr(target, '__qualname__', type(target).__name__)}, "
+                              "which is no object the bytes made")
+        _BUILD(cast(Any, self))
+
+    dispatch[pickle.BUILD[0]] = load_build
 
     def find_class(self, module: str, name: str) -> Any:
         if "." not in name:

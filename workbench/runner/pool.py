@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterator, NamedTuple, Protocol, Self
 from workbench.backends.base import BackendSpec, EvalLimits
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import process_exists
-from workbench.core.domain.measurement import Measurement, Status
+from workbench.core.domain.measurement import Measurement, Status, Trial
+from workbench.core.domain.session import unrecordable
 from workbench.core.domain.records import BackendOptions
 from workbench.core.restricted_pickle import NUMPY_NAMES, RefusedName, restricted_loads
 from workbench.core.domain.space import Config
@@ -596,7 +597,8 @@ class WorkerPool(ResultQueue):
                 try:
                     self._handle(worker, message)
                 except (ValueError, TypeError, IndexError) as exc:  # a record holding the wrong types
-                    self._on_garbage(worker, f"malformed {type(message).__name__} message ({type(exc).__name__})")
+                    said = f": {str(exc)[:300]}" if str(exc) else ""
+                    self._on_garbage(worker, f"malformed {type(message).__name__} message ({type(exc).__name__}{said})")
                     return
 
     def _on_garbage(self, worker: _Worker, what: str) -> None:
@@ -627,6 +629,10 @@ class WorkerPool(ResultQueue):
             if not isinstance(message.measurement, Measurement) or not isinstance(message.timings, dict):
                 raise TypeError("result")
             if worker.job is not None and worker.job.seq == message.seq:
+                # (what the candidate could have written in the worker's stead: kept only if it reads back)
+                problem = unrecordable(Trial(0, worker.job.config, message.measurement, timings=message.timings))
+                if problem is not None:
+                    raise ValueError(problem)
                 self._done.append(Result(worker.job.config, message.measurement, dict(message.timings), worker.name))
                 worker.job = None
             if message.fatal:

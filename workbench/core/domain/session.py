@@ -660,6 +660,19 @@ def trial_from_dict(rec: Any, where: str, fail: Fail, names: frozenset[str] | No
 MAX_PROBLEM_PARAMETERS = 64
 
 
+def unrecordable(trial: Trial) -> str | None:
+    """Why ``trial`` could not be saved and opened again (what reading its record back, as saved,
+    refuses), or None. What a worker returns is checked so, since the candidate it ran can write a
+    reply of its own into the worker's pipe: a latency of -5 ms was recorded, reported as the best
+    and saved into a file that then never opened; a latency in text stopped the run."""
+    try:
+        record = _loads(_dumps(trial_to_dict(trial)))
+        trial_from_dict(record, "its record", session_failer("the measurement"))
+    except (WorkbenchError, ValueError, TypeError, OverflowError, RecursionError, AttributeError) as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
 def checked_problem(value: Any, where: str, fail: Any) -> dict[str, Any]:
     """A problem read from a file (the session's or a trial's): an object of at most
     :data:`MAX_PROBLEM_PARAMETERS` printable names, each a finite number, a bool or a short line."""
