@@ -50,18 +50,26 @@ def without_comments(text: str, keep_lines: bool = True) -> str:
 def _directives(text: str) -> list[tuple[str, str]]:
     """(``include``, ``define`` or ``undef``, the rest of the line) of each such directive in
     ``text``, read as the preprocessor reads lines: a backslash at a line's end joins the next line
-    first (so a comment, a string or a directive may continue there), then comments are blanked."""
+    first (so a comment, a string or a directive may continue there), then comments are blanked.
+    A directive may start with the digraph ``%:`` as with ``#``, and ``#include_next`` includes as
+    ``#include`` does (NVRTC opens the file of either: both read ``/proc/self/environ`` into the
+    compile log, past a check that knew ``#include`` alone)."""
     spliced = text.replace("\\\r\n", "").replace("\\\n", "")
     out = []
     for line in without_comments(spliced).split("\n"):
         stripped = line.lstrip()
-        if not stripped.startswith("#"):
+        if stripped.startswith("#"):
+            rest = stripped[1:].lstrip()
+        elif stripped.startswith("%:"):
+            rest = stripped[2:].lstrip()
+        else:
             continue
-        rest = stripped[1:].lstrip()
-        for word in ("include", "define", "undef"):
+        for word, kind in (("include_next", "include"), ("include", "include"), ("define", "define"),
+                           ("undef", "undef")):
             follows = rest[len(word):len(word) + 1]
             if rest.startswith(word) and not (follows.isalnum() or follows == "_"):
-                out.append((word, rest[len(word):].strip()))
+                out.append((kind, rest[len(word):].strip()))
+                break
     return out
 
 
