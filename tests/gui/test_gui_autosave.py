@@ -514,3 +514,25 @@ def test_a_run_that_ends_while_the_close_question_is_asked_leaves_the_window_idl
     window.interactive = False
     assert not window.running and window.toolbar.start.isEnabled()
     assert window.save_to(tmp_path / "elsewhere.json")  # as the failed save advised
+
+
+def test_discarding_for_a_run_that_is_refused_keeps_the_shown_trials_autosave(window, qtbot, monkeypatch) -> None:
+    """Discard at "Save the current session first?" deleted the shown trials' autosave before the
+    new run was prepared: a run then refused (a problem parameter the template lacks) left the
+    window showing trials no file held. The autosave goes once the new run is under way."""
+    from PySide6.QtWidgets import QMessageBox
+
+    base = {"backend": "sim", "budget": 2, "options": {"compile": "estimate"}}
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**base, "kernel": "vector_add"})
+    autosave = window.autosave_path
+    assert autosave is not None and autosave.exists() and window.model.dirty
+    window.interactive = True
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Discard))
+    with pytest.raises(WorkbenchError, match="alpha"):
+        window.start_run({**base, "kernel": "reduce_sum", "problem": {"alpha": 2.0}})
+    assert autosave.exists() and window.model.session.kernel == "vector_add"
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**base, "kernel": "reduce_sum"})
+    window.interactive = False
+    assert not autosave.exists() and window.model.session.kernel == "reduce_sum"

@@ -510,7 +510,7 @@ def test_only_the_runs_own_session_goes_to_the_new_file_in_a_persons_window(qapp
     from workbench.gui.main_window import MainWindow
 
     monkeypatch.setenv("KERNEL_WORKBENCH_AUTOSAVE_DIR", str(tmp_path / "autosave"))
-    monkeypatch.setattr(MainWindow, "_maybe_save", lambda self: True)  # nobody answers questions here
+    monkeypatch.setattr(MainWindow, "_maybe_save", lambda self, drop=True: True)  # nobody answers questions here
     target = tmp_path / "demo.json"
     seen: dict[str, object] = {}
 
@@ -1588,3 +1588,32 @@ def test_a_budget_of_one_reads_one_eval(window):
     assert bar.budget.text() == "1 eval"
     bar.budget.setValue(2)
     assert bar.budget.text() == "2 evals"
+
+
+def test_another_kernel_picked_leaves_the_last_sessions_problem_behind(window, qtbot) -> None:
+    """A vector_add session's problem (n, alpha) stayed in the field when reduce_sum was picked:
+    Start was refused for vector_add's alpha, or ran reduce_sum at vector_add's n without a word."""
+    run = {"kernel": "vector_add", "backend": "sim", "budget": 2, "problem": {"n": 65536, "alpha": 3.0},
+           "options": {"compile": "estimate"}}
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run(run)
+    toolbar = window.toolbar
+    assert toolbar.problem.text() == "n=65536, alpha=3.0"
+    toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("reduce_sum"))  # as picked from the list
+    assert toolbar.problem.text() == "" and "n=" in toolbar.problem.placeholderText()
+    toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("vector_add"))
+    toolbar.problem.setText("n=4096")  # typed by the person: theirs to keep
+    toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("reduce_sum"))
+    assert toolbar.problem.text() == "n=4096"
+
+
+def test_a_scripted_run_of_another_kernel_is_not_refused_for_the_last_kernels_narrowed_space(window, qtbot) -> None:
+    """start_run set an editable kernel box's text only: the Search space tab kept vector_add's
+    slots, narrowed by hand, and gelu's run was refused ("the edited slots ... are not gelu's")."""
+    base = {"backend": "sim", "budget": 2, "problem": {}, "options": {"compile": "estimate"}}
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**base, "kernel": "vector_add"})
+    window.slots_panel.set_value_enabled("block_size", 32, False)
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({**base, "kernel": "gelu"})
+    assert window.model.session.kernel == "gelu"

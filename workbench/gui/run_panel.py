@@ -140,6 +140,9 @@ class RunToolbar(QToolBar):
         editor = self.kernel.lineEdit()
         assert editor is not None  # the combo box is editable
         editor.editingFinished.connect(lambda: self.kernel_changed.emit(self.kernel.currentText()))
+        #: (kernel, problem text, sizes text) as :meth:`apply` last filled them in (None: not since)
+        self._filled_problem: tuple[str, str, str] | None = None
+        self.kernel_changed.connect(self._leave_another_kernels_problem)
         self.problem = QLineEdit()
         self.problem.setMinimumWidth(130)
         self.problem.setMaximumWidth(260)
@@ -486,7 +489,9 @@ class RunToolbar(QToolBar):
         if run.get("kernel"):
             if self.kernel.findText(run["kernel"]) < 0:
                 self.kernel.addItem(run["kernel"])
-            self.kernel.setCurrentText(run["kernel"])
+            # (setCurrentText only sets an editable box's text: no kernel_changed, so the Search
+            # space tab kept the last kernel's slots and a scripted run of another kernel was refused)
+            self.kernel.setCurrentIndex(self.kernel.findText(run["kernel"]))
             if run.get("kernel_dirs"):
                 self.kernel_folders[run["kernel"]] = str(run["kernel_dirs"][0])
         if "problem" in run:
@@ -533,8 +538,24 @@ class RunToolbar(QToolBar):
             self.minutes.setValue(max(limit / 60.0, 10.0 ** -self.minutes.decimals()) if limit > 0 else 0.0)
         if run.get("delay_s") is not None and (run.get("replay") or run.get("backend") in PACED_BACKENDS):
             self.delay.setValue(float(run["delay_s"]))
+        if "problem" in run or "sizes" in run:
+            self._filled_problem = (self.kernel.currentText(), self.problem.text(), self.sizes.text())
         if problems:
             raise WorkbenchError("; ".join(problems))
+
+    def _leave_another_kernels_problem(self, name: str) -> None:
+        """Empty the problem and sizes fields that :meth:`apply` filled in for another kernel, as
+        they still read: their parameters are that template's (a session of vector_add opened,
+        then reduce_sum picked: Start was refused for vector_add's ``alpha``, or ran reduce_sum
+        at vector_add's n without a word). What the person typed there stays."""
+        filled = self._filled_problem
+        if filled is None or name == filled[0]:
+            return
+        self._filled_problem = None
+        if self.problem.text() == filled[1]:
+            self.problem.clear()
+        if self.sizes.text() == filled[2]:
+            self.sizes.clear()
 
     def show_progress(self, done: int, total: int | None, failures: int, eta_s: float | None,
                       aborted: int = 0) -> None:

@@ -420,8 +420,11 @@ class WindowFiles(WindowExports):
         if path:
             self.import_kt_cache_in_background(path)
 
-    def _maybe_save(self) -> bool:
-        """Before discarding unsaved trials: ask. Returns False when the user cancels."""
+    def _maybe_save(self, drop: bool = True) -> bool | None:
+        """Before discarding unsaved trials: ask. Returns False when the user cancels; None when
+        they chose Discard and ``drop`` is False: the caller drops the autosave (:meth:`_drop_autosave`)
+        once what replaces the session is under way (a run refused after the answer had deleted
+        the trials' autosave while the window still showed them)."""
         if self.model.session is None or not self.model.dirty or not self.interactive:
             return True
         answer = QMessageBox.question(self, "Unsaved trials", "Save the current session first?",
@@ -430,6 +433,8 @@ class WindowFiles(WindowExports):
         if answer == QMessageBox.StandardButton.Save:
             return self.save()
         if answer == QMessageBox.StandardButton.Discard:
+            if not drop:
+                return None
             self._drop_autosave()  # the person chose to discard
             return True
         # Cancel, or no answer at all (a stop signal closes an open question unanswered): the trials

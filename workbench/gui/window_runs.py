@@ -163,6 +163,7 @@ class WindowRuns(WindowFiles):
         from workbench.runner.controller import prepare_run
 
         current = self.model.session
+        discarded = False
         request = self._run_request(run, current)
         continuing = self.continues_session(run)
         if not continuing:
@@ -177,9 +178,10 @@ class WindowRuns(WindowFiles):
             # the problem field goes to the controller, which refuses one the session is not at
             # (or, for a sweep, one no swept size measures) rather than the run ignoring it
             request = dataclasses.replace(self._continue_request(run, current), problem=run.get("problem") or None)
-        elif current is not None and not self._maybe_save():
+        elif current is not None and (answer := self._maybe_save(drop=False)) is False:
             raise Cancelled("run not started: the current session has unsaved trials")
         else:
+            discarded = current is not None and answer is None  # dropped once the new run is under way
             # the objective in force: the shown session's, or what the panel set before any run
             same_kernel = current is not None and str(run.get("kernel") or "") == current.kernel
             weights = self.model.weights if same_kernel or current is None else \
@@ -212,6 +214,8 @@ class WindowRuns(WindowFiles):
             if prepared.spec.kind == "python" and not continuing:  # the person picked this file to run
                 self.trusted_code.add(Path(str(prepared.spec.options.get("path", ""))).resolve())
             if not continuing:
+                if discarded:  # the person's Discard, now that the new session replaces the shown one
+                    self._drop_autosave()
                 self.path = None
             if self.path is None:  # a new session's autosave replaces the previous one's, which stays for recovery
                 self._set_autosave(output, held)
