@@ -1735,3 +1735,11 @@ def test_a_header_constant_or_a_typo_of_a_declared_macro_gets_no_advice_to_add_a
     assert said["ITEM"] == " (did you mean ITEMS, the macro of the slot 'items'?)"
     assert said["BLOCK_SIZ"] == " (did you mean BLOCK_SIZE, the macro of the slot 'block_size'?)"
     assert "problem parameter 'nn'" in said["PROBLEM_NN"]
+
+
+def test_a_macro_used_only_as_an_unroll_count_is_detected_as_a_slot():
+    """``#pragma unroll UNROLL`` was skipped as a pragma: Detect slots found no UNROLL, while the
+    compile error told the person to add that slot with Detect. Other pragmas name no macros."""
+    source = ("__global__ void k(float* x) {\n#pragma unroll UNROLL\n  for (int i = 0; i < 8; ++i) x[i] = 0;\n"
+              "#pragma nv_diag_suppress SOME_WARNING\n#pragma unroll\n  for (int j = 0; j < BLOCK; ++j) x[j] = 1;\n}\n")
+    assert sorted(s.macro for s in scan_macros(source).slots) == ["BLOCK", "UNROLL"]

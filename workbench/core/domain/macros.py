@@ -272,6 +272,10 @@ def scan_macros(source: str) -> MacroScan:
                     if match.group(2):  # a function-like macro's parameters are not uses
                         params = set(re.findall(r"\w+", match.group(2)))
                         rest = " ".join(t for t in re.findall(r"\w+|\W", rest) if t not in params)
+            elif word == "pragma" and re.match(r"unroll\b", rest.strip()):
+                # ``#pragma unroll UNROLL``: its count is an expression the preprocessor expands, a
+                # slot's macro as often as not (Detect missed it while the compile error pointed at it)
+                rest = rest.strip()[len("unroll"):]
             elif word in ("include", "pragma", "line", "error", "warning", "undef"):
                 continue
             text = rest
