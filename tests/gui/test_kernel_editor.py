@@ -916,7 +916,7 @@ def test_a_cu_of_several_kernels_opens_on_its_first_kernel_and_a_wrong_entry_lis
         template_from_spec({**spec, "entry": "multi"}, SAXPY_CU)
 
 
-def test_saving_under_a_shipped_templates_name_says_which_one_the_kernel_list_keeps(editor, qtbot, tmp_path):
+def test_saving_under_a_shipped_templates_name_says_which_one_the_kernel_list_keeps(window, editor, qtbot, tmp_path):
     """Saved as ``stencil`` in the template folder, the person's template was absent from the
     kernel list (the shipped one keeps the name, as on the command line) without a word."""
     type_saxpy(editor, qtbot)
@@ -924,9 +924,23 @@ def test_saving_under_a_shipped_templates_name_says_which_one_the_kernel_list_ke
     editor.save(tmp_path)
     assert "a shipped template is named stencil too" in editor.last_note
     assert f"tune --kernel-dir {tmp_path}" in editor.last_note
+    # and so it is: the window's kernel list runs the shipped stencil (a save made it run this one)
+    assert "stencil" not in window.toolbar.kernel_folders
     editor.name_edit.setText("my_saxpy")
     editor.save(tmp_path)
     assert editor.last_note == f"saved {tmp_path / 'my_saxpy.kernel.json'}"
+    assert window.toolbar.kernel_folders["my_saxpy"] == str(tmp_path)
+    # a folder opened on purpose runs its template under a shipped name, and the note says so
+    folder = tmp_path / "opened"
+    folder.mkdir()
+    editor.name_edit.setText("stencil")
+    editor.save(folder)
+    reopened = window.open_kernel_editor(folder)
+    qtbot.addWidget(reopened)
+    reopened.save(folder)
+    assert window.toolbar.kernel_folders["stencil"] == str(folder)
+    assert "the kernel list runs this one, from the folder you opened" in reopened.last_note
+    reopened.wait_for_check()
 
 
 def test_a_spec_whose_source_file_is_missing_says_so(editor, qtbot, tmp_path):

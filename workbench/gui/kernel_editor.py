@@ -186,6 +186,9 @@ class KernelEditor(QMainWindow):
         #: told (name, folder) when a folder's declarative template opens: the person chose that
         #: folder, so the main window may run and export the template from it (``--kernel-dir``)
         self.folder_opened: Callable[[str, Path], None] | None = None
+        #: The folder opened on purpose (File > Open kernel folder) whose template the window runs from
+        #: there under its name, a shipped template's name too (None: none was)
+        self.opened_folder: Path | None = None
         self.folder: Path | None = None  # where the template was opened from / saved to
         self._lone_source_folder: Path | None = None  # where a .cu opened as a new draft lies
         self._drop_asked = False  # (close_asked: the question about unsaved edits was asked already)
@@ -1011,8 +1014,15 @@ class KernelEditor(QMainWindow):
         self.folder = target
         self.setWindowTitle(f"Kernel template editor - {path}[*]")  # (it named the file opened, or nothing)
         self._remember_on_disk()
-        if self.folder_opened is not None:  # the window runs and exports it from where it now is, as
-            # when it is opened there (it kept the folder it was opened from after a Save to folder)
+        from workbench.gui.run_panel import available_kernels
+
+        shipped_name = str(spec["name"]) in available_kernels()
+        opened_here = self.opened_folder is not None and self.opened_folder.resolve() == Path(target).resolve()
+        # the window runs and exports it from where it now is, as when it is opened there (it kept
+        # the folder it was opened from after a Save to folder); under a shipped template's name
+        # only a folder opened on purpose takes that name's place, as the note below says (a save
+        # made the kernel list run the person's kernel as the shipped one)
+        if self.folder_opened is not None and (not shipped_name or opened_here):
             try:
                 self.folder_opened(load_declarative(path).name, target)
             except WorkbenchError:
@@ -1023,9 +1033,11 @@ class KernelEditor(QMainWindow):
         self._ref_spec = dict(json.loads(path.read_text()).get("reference", {}))
         if self._ref_spec.get("file"):  # the copy is the template's now
             self.ref_file_label.setText(f"{self._ref_spec['file']} (in the template folder)")
-        from workbench.gui.run_panel import available_kernels
-
-        if str(spec["name"]) in available_kernels():  # the kernel list keeps the shipped one under that name
+        if shipped_name and opened_here:
+            self.last_note = (f"saved {path}; a shipped template is named {spec['name']} too: the kernel list runs "
+                              f"this one, from the folder you opened, and tune {spec['name']} the shipped one "
+                              f"(tune --kernel-dir {target} runs this one)")
+        elif shipped_name:  # the kernel list keeps the shipped one under that name
             self.last_note = (f"saved {path}; a shipped template is named {spec['name']} too, and the kernel list and "
                               f"tune {spec['name']} keep that one: open this one with File > Open kernel folder... "
                               f"(tune --kernel-dir {target}), or give it another name")
@@ -1089,6 +1101,7 @@ class KernelEditor(QMainWindow):
                     loaded = ""  # the editor shows the spec; its check says what is wrong
                 if loaded:
                     self.folder_opened(loaded, folder)
+                    self.opened_folder = folder
             return
         sources = sorted(folder.glob("*.cu")) if source is None else [folder / source]
         if not sources:
