@@ -147,7 +147,7 @@ def test_an_include_of_the_systems_live_state_is_refused_before_nvrtc_quotes_it(
         if not os.path.isfile(name):
             continue
         # (the digraph %: and #include_next open the file as #include does: they got past the check)
-        for directive in ("#include", "%:include", "#include_next", "  %: include_next"):
+        for directive in ("#include", "%:include", "#include_next", "  %: include_next", "#inc\\\nlude"):
             result = compile_cuda(f'{directive} "{name}"\n__global__ void k() {{}}\n', name="e.cu")
             assert not result.ok and "live state" in result.error and "=" not in result.log, (directive, result.log[:200])
     (tmp_path / "env.h").symlink_to("/proc/self/environ")
@@ -157,6 +157,15 @@ def test_an_include_of_the_systems_live_state_is_refused_before_nvrtc_quotes_it(
     (tmp_path / "fine.h").write_text("#define FINE 1\n")
     assert compile_cuda(f'#include "{tmp_path / "fine.h"}"\nextern "C" __global__ void k(int* x) {{ x[0] = FINE; }}\n',
                         name="f.cu", entry="k").ok
+
+
+def test_a_toolkit_header_is_found_whichever_spelling_includes_it() -> None:
+    """``# include <cuda_fp16.h>`` and ``%:include`` failed ("could not open source file") where
+    ``#include`` compiled: only that spelling made the toolkit's folder searched."""
+    body = 'extern "C" __global__ void k(__half* x) { x[0] = __float2half(1.0f); }\n'
+    for directive in ("#include", "# include", "%:include", "#inc\\\nlude"):
+        result = compile_cuda(f"{directive} <cuda_fp16.h>\n{body}", name="h.cu", entry="k")
+        assert result.ok, (directive, result.error)
 
 
 def test_an_include_commented_out_after_a_character_literal_is_not_looked_for() -> None:

@@ -73,6 +73,15 @@ def _directives(text: str) -> list[tuple[str, str]]:
     return out
 
 
+def includes_anything(source: str) -> bool:
+    """Whether ``source`` has an include directive in any spelling the preprocessor reads (``# include``,
+    ``%:include``, ``#inc\\`` continued on the next line); "#include" in the text alone missed
+    those, so their headers went unchecked, or the toolkit's folder unsearched."""
+    if "include" not in source.replace("\\\r\n", "").replace("\\\n", ""):
+        return False  # (most sources include nothing: no scan)
+    return any(kind == "include" for kind, _ in _directives(source))
+
+
 #: How many macro names deep an include's operand is followed (``#define A B``, ``#define B "x.h"``).
 _MACRO_DEPTH = 8
 
@@ -173,7 +182,7 @@ def with_toolkit_headers(source: str, options: Sequence[str]) -> Sequence[str]:
     anything (the folder is part of a compile's options and key only then: every self-contained
     template compiles, and is cached and tabled, exactly as before)."""
     folder = toolkit_include_dir()
-    if folder is None or "#include" not in source and not any("include" in o for o in options):
+    if folder is None or not includes_anything(source) and not any("include" in o for o in options):
         return options
     return (*options, f"--include-path={folder}")
 
@@ -214,7 +223,7 @@ def included_files(source: str, options: Sequence[str] = ()) -> list[tuple[str, 
     included header it is left to NVRTC (the CUDA and CCCL headers make names that way).
     ``#if`` is not evaluated: a name in a branch that is compiled out is checked too.
     """
-    if "include" not in source and not any("include" in o for o in options):
+    if not includes_anything(source) and not any("include" in o for o in options):
         return []
     dirs, pre = _include_dirs(options)
     defined = defined_by_options(options)

@@ -21,7 +21,7 @@ from typing import IO, Any, Collection, Mapping, Sequence, TextIO, cast
 from workbench.core.domain.kernel_spec import SPEC_SUFFIX
 from workbench.core.errors import WorkbenchError
 from workbench.core.fs import atomic_write, read_capped
-from workbench.core.domain.includes import MAX_INCLUDED_BYTES, headers_in_folder
+from workbench.core.domain.includes import MAX_INCLUDED_BYTES, headers_in_folder, includes_anything
 
 
 def own_headers(source: str, folder: Path, options: Sequence[str] = ()) -> list[Path]:
@@ -30,7 +30,7 @@ def own_headers(source: str, folder: Path, options: Sequence[str] = ()) -> list[
     name), in the order the compile first meets them. ``options``: the template's compile options
     (its ``-D`` macros may name a header, its ``-I`` folders hold others). A name the source cannot
     have resolved before compiling is a :class:`WorkbenchError`, the line a compile would fail with."""
-    if "include" not in source and not any("include" in option for option in options):
+    if not includes_anything(source) and not any("include" in option for option in options):
         return []
     return [relative for relative, _ in headers_in_folder(source, folder, options)]
 
