@@ -24,7 +24,8 @@ from multiprocessing.connection import Connection
 
 SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "small_garbage", "huge_header", "partial_frame",
                   "fork_returns", "fork_exits", "slow_a", "slow_b", "huge_detail", "close_fds",
-                  "crafted_pickle", "forged_negative", "forged_text", "forged_timing"]}
+                  "crafted_pickle", "forged_negative", "forged_text", "forged_timing", "forged_zero",
+                  "forged_renamed"]}
 PIDS = os.environ.get("WB_TEST_PIDS", "")
 
 
@@ -91,7 +92,9 @@ def measure(config):
         from workbench.runner.messages import Reply
         from workbench.runner.worker import PhaseClock
         clock = next(o for o in gc.get_objects() if isinstance(o, PhaseClock))
-        metrics = {"forged_negative": {"latency_ms": -5.0}, "forged_text": {"latency_ms": "fast"}}.get(mode, {"latency_ms": 1.0})
+        metrics = {"forged_negative": {"latency_ms": -5.0}, "forged_text": {"latency_ms": "fast"},
+                   "forged_zero": {"latency_ms": 0.0},
+                   "forged_renamed": {"latency_ms": 2.0, "GB/s": 5.0, "gb_s": 7.0}}.get(mode, {"latency_ms": 1.0})
         timings = {"total_s": "x"} if mode == "forged_timing" else {"total_s": 0.001}
         clock.conn.send(Reply(clock.seq, Measurement(Status.OK, metrics), timings))
         time.sleep(30)
@@ -178,11 +181,13 @@ def test_a_pickle_naming_what_a_workbench_module_imported_is_refused_not_called(
 def test_a_reply_the_candidate_forged_is_checked_as_a_saved_record_is(bench) -> None:
     """A reply written by the candidate itself was taken as it came: a latency of -5 ms was the
     best and saved into a file that never opened again; a latency in text or a timing in text
-    stopped the run with a traceback."""
+    stopped the run with a traceback; one of 0 ms was the best and reopened as a failure."""
     spec, _ = bench
-    results = _run(spec, ["forged_negative", "forged_text", "forged_timing", "ok"], timeout_s=20.0)
+    results = _run(spec, ["forged_negative", "forged_text", "forged_timing", "forged_zero", "forged_renamed", "ok"],
+                   timeout_s=20.0)
     for mode, said in (("forged_negative", "latency_ms: -5.0 is negative"), ("forged_text", "'fast' is not a number"),
-                       ("forged_timing", "timings")):
+                       ("forged_timing", "timings"), ("forged_zero", "reads back as runtime_error"),
+                       ("forged_renamed", "metrics read back otherwise")):
         status, message = results[mode]
         assert status is Status.CRASHED and "malformed Reply message" in message and said in message, (mode, message)
     assert results["ok"][0] is Status.OK

@@ -87,3 +87,15 @@ def test_bytes_cannot_set_attributes_of_a_class_or_function_of_the_process(modul
         restricted_loads(_built(module, name, "__hash__"), NUMPY_NAMES)
     assert hash(Config({"a": 1})) == hash(Config({"a": 1}))
     assert Config.__dict__.get("__hash__") is not None
+
+
+def test_bytes_cannot_change_an_enum_member_of_the_process() -> None:
+    """``Status("ok")`` is the process's own member: BUILD with ``{"_value_": "crashed"}`` made every
+    ok trial saved afterwards a crash."""
+    from workbench.core.domain.measurement import Status
+
+    data = (b"\x80\x04" + _text("workbench.core.domain.measurement") + _text("Status") + b"\x93" + _text("ok")
+            + b"\x85R}" + _text("_value_") + _text("crashed") + b"sb.")
+    with pytest.raises(RefusedName, match="sets the state of"):
+        restricted_loads(data)
+    assert Status.OK.value == "ok"

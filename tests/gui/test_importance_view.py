@@ -138,8 +138,10 @@ def test_refresh_requests_arriving_faster_than_the_delay_still_refresh_while_the
 def test_each_bar_is_labelled_with_its_share_and_the_axis_is_named(view, computed, qtbot) -> None:
     computed(view)
     texts = [label.toPlainText().strip() for label in view.bar_labels]
-    assert texts == [f"{view.shares[name]:.0%}".replace("0%", "<1%") if f"{view.shares[name]:.0%}" == "0%"
-                     else f"{view.shares[name]:.0%}" for name in view._order]
+    from workbench.gui.importance_view import share_text
+
+    assert texts == [share_text(view.shares[name]).strip() for name in view._order]
+    assert all(text[0].isdigit() or text[0] in "<>" and text.endswith("%") for text in texts)
     assert all(label.isVisible() for label in view.bar_labels)
     top = view.bar_labels[0]
     assert top.pos().x() == pytest.approx(view.shares[view._order[0]])  # at the end of its bar
@@ -398,7 +400,8 @@ def test_a_share_under_half_a_percent_reads_under_one_percent_apart_from_its_bar
     """0.45 % was labelled "0%", right after its sliver of a bar: it read as "-0%"."""
     from workbench.gui.importance_view import share_text
 
-    assert [share_text(s).strip() for s in (0.0045, 0.005, 0.42, 0.0, -0.0)] == ["<1%", "<1%", "42%", "0%", "0%"]
+    assert [share_text(s).strip() for s in (0.0045, 0.005, 0.42, 0.0, -0.0, 0.995, 1.0)] == [
+        "<1%", "<1%", "42%", "0%", "0%", ">99%", "100%"]
     assert all(share_text(s)[0].isspace() for s in (0.0045, 0.42, 0.0))
 
 

@@ -72,7 +72,9 @@ class _Unpickler(pickle._Unpickler):
     def load_build(self) -> None:
         stack: list[Any] = cast(Any, self).stack  # (pickle's own attribute, which typeshed leaves out)
         target = stack[-2] if len(stack) >= 2 else None
-        if isinstance(target, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType)):
+        # (an enum's call returns its member, shared by the whole process: Status("ok") given the
+        # state {"_value_": "crashed"} made every ok trial saved afterwards a crash)
+        if isinstance(target, (type, types.FunctionType, types.BuiltinFunctionType, types.ModuleType, enum.Enum)):
             raise RefusedName(f"sets the state of {getattr(target, '__qualname__', type(target).__name__)}, "
                               "which is no object the bytes made")
         _BUILD(cast(Any, self))

@@ -489,11 +489,12 @@ class ImportanceView(QWidget):
 
 def share_text(share: float) -> str:
     """A bar's share as its label reads, apart from the bar's end by a space: a share under half a
-    percent is "<1%", not "0%" (beside its sliver of a bar that read as "-0%"); -0.0 is "0%"."""
+    percent is "<1%", not "0%" (beside its sliver of a bar that read as "-0%"), and one short of
+    the whole by less is ">99%" (others then have some); -0.0 is "0%"."""
     if not share > 0:
         return "\u20020%"
     shown = f"{share:.0%}"
-    return "\u2002" + ("<1%" if shown == "0%" else shown)
+    return "\u2002" + ("<1%" if shown == "0%" else ">99%" if shown == "100%" and share < 1 else shown)
 
 
 def _names_of(trials: Sequence[Trial]) -> list[str]:

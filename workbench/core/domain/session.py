@@ -662,14 +662,25 @@ MAX_PROBLEM_PARAMETERS = 64
 
 def unrecordable(trial: Trial) -> str | None:
     """Why ``trial`` could not be saved and opened again (what reading its record back, as saved,
-    refuses), or None. What a worker returns is checked so, since the candidate it ran can write a
-    reply of its own into the worker's pipe: a latency of -5 ms was recorded, reported as the best
-    and saved into a file that then never opened; a latency in text stopped the run."""
+    refuses, or reads back as another status or other metrics), or None. What a worker returns is
+    checked so, since the candidate it ran can write a reply of its own into the worker's pipe: a
+    latency of -5 ms was recorded, reported as the best and saved into a file that then never
+    opened; a latency in text stopped the run; one of 0 ms was the best and reopened as a failure."""
     try:
         record = _loads(_dumps(trial_to_dict(trial)))
-        trial_from_dict(record, "its record", session_failer("the measurement"))
+        back = trial_from_dict(record, "its record", session_failer("the measurement")).measurement
     except (WorkbenchError, ValueError, TypeError, OverflowError, RecursionError, AttributeError) as exc:
         return str(exc) or type(exc).__name__
+    # read back as another measurement (an ok trial of latency 0 reads as a failure, a metric named
+    # "GB/s" as gb_s, beside one of that name): what the run would rank is not what reopens
+    given = trial.measurement
+    if back.status is not given.status:
+        return f"it reads back as {back.status.value}, not {given.status.value}"
+    if set(back.metrics) != set(given.metrics) or any(
+            not (back.metrics[k] == given.metrics[k] or (back.metrics[k] != back.metrics[k]
+                                                          and given.metrics[k] != given.metrics[k]))
+            for k in back.metrics):
+        return "its metrics read back otherwise (a name or a value a session does not keep as given)"
     return None
 
 
