@@ -1617,3 +1617,17 @@ def test_a_scripted_run_of_another_kernel_is_not_refused_for_the_last_kernels_na
     with qtbot.waitSignal(window.run_done, timeout=60_000):
         window.start_run({**base, "kernel": "gelu"})
     assert window.model.session.kernel == "gelu"
+
+
+def test_a_problem_typed_and_started_stays_when_another_kernel_is_picked(window, qtbot) -> None:
+    """Start applied the fields' own text back to them, which then counted as filled in by a
+    session: typed, started (or refused) and then another kernel picked, the text was gone."""
+    toolbar = window.toolbar
+    toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("reduce_sum"))
+    toolbar.problem.setText("n=4096")
+    toolbar.budget.setValue(2)
+    toolbar.resources.setCurrentIndex(toolbar.resources.findData("estimate"))
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window._on_start()
+    toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("vector_add"))  # which has an n too
+    assert toolbar.problem.text() == "n=4096"

@@ -476,6 +476,9 @@ class RunToolbar(QToolBar):
         strategy option the strategy refuses keeps its default; once every other control is
         filled, ``WorkbenchError`` names them (the caller shows the line)."""
         problems: list[str] = []
+        # (the window's own Start applies what the fields already hold, and puts them back after a
+        # refusal: that text stays the person's, to keep when another kernel is picked)
+        typed = (self.problem.text(), self.sizes.text())
         if run.get("replay"):
             self.backend.setCurrentIndex(self.backend.findData("replay"))
             self.replay.setText(str(run["replay"]))
@@ -538,7 +541,7 @@ class RunToolbar(QToolBar):
             self.minutes.setValue(max(limit / 60.0, 10.0 ** -self.minutes.decimals()) if limit > 0 else 0.0)
         if run.get("delay_s") is not None and (run.get("replay") or run.get("backend") in PACED_BACKENDS):
             self.delay.setValue(float(run["delay_s"]))
-        if "problem" in run or "sizes" in run:
+        if (self.problem.text(), self.sizes.text()) != typed:  # filled in here: not the person's typing
             self._filled_problem = (self.kernel.currentText(), self.problem.text(), self.sizes.text())
         if problems:
             raise WorkbenchError("; ".join(problems))
