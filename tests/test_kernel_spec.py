@@ -1743,3 +1743,16 @@ def test_a_macro_used_only_as_an_unroll_count_is_detected_as_a_slot():
     source = ("__global__ void k(float* x) {\n#pragma unroll UNROLL\n  for (int i = 0; i < 8; ++i) x[i] = 0;\n"
               "#pragma nv_diag_suppress SOME_WARNING\n#pragma unroll\n  for (int j = 0; j < BLOCK; ++j) x[j] = 1;\n}\n")
     assert sorted(s.macro for s in scan_macros(source).slots) == ["BLOCK", "UNROLL"]
+
+
+def test_the_check_says_when_the_python_reference_file_is_missing(tmp_path):
+    """The check said "ok" and offered Tune for a spec whose reference file was gone; Tune and
+    Save then failed with "no such file" and no word of what to do. Looked at, never run."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["reference"] = {"kind": "python", "file": "_saxpy_reference.py"}
+    report = check_draft(spec, SOURCE, folder=tmp_path, compile_default=False)
+    (error,) = [d for d in report.diagnostics if d.severity == "error"]
+    assert error.field == "reference.file" and "no such file (choose the reference file again" in error.message
+    (tmp_path / "_saxpy_reference.py").write_text("raise SystemExit('never run by the check')\n")
+    report = check_draft(spec, SOURCE, folder=tmp_path, compile_default=False)
+    assert not [d for d in report.diagnostics if d.severity == "error"]

@@ -147,7 +147,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     if default is None:
         default = next(iter(space))
     diagnostics: list[Diagnostic] = []
-    reference = _reference_problem(template)
+    reference = _reference_problem(template, folder)
     if reference is not None:
         diagnostics.append(reference)
     if not template.default:
@@ -383,12 +383,20 @@ def small_problem_values(template: KernelTemplate) -> int:
     return sum(math.prod(arg.shape(template.small_problem)) for arg in template.args if arg.shape is not None)
 
 
-def _reference_problem(template: KernelTemplate) -> Diagnostic | None:
+def _reference_problem(template: KernelTemplate, folder: Path | None) -> Diagnostic | None:
     """The reference expressions computed once on the small problem: whether they can be depends on
     the inputs' shapes (a zero slice step, shapes that do not broadcast), so only computing them
     tells, and the author learns it here rather than when a run starts. A reference in a Python
-    file is not run here: its code runs only in a run's worker."""
-    if template.reference is no_reference or template.reference_runs_a_file:
+    file is not run here: its code runs only in a run's worker; that it is a file in the draft's
+    ``folder`` (None: a draft of no folder yet, whose chosen file is copied there on save) is checked."""
+    if template.reference is no_reference:
+        return None
+    if template.reference_runs_a_file:  # there at least, as a file (looked at, not run: Tune then ran into it)
+        named = getattr(template.reference, "path", None)
+        path = folder / named.name if folder is not None and isinstance(named, Path) else None
+        if path is not None and not path.is_file():
+            return Diagnostic("spec", "error", f"{path}: no such file (choose the reference file again, or write "
+                              "it there)", field="reference.file")
         return None
     size = small_problem_values(template)
     if size * 8 > MAX_CHECKED_BYTES:  # computed in float64, in the window's own process
