@@ -1730,11 +1730,14 @@ def test_a_header_constant_or_a_typo_of_a_declared_macro_gets_no_advice_to_add_a
 
     template = load_templates(EXAMPLE)["saxpy"]
     said = {name: undeclared_macro_hint(f'saxpy.cu(9): error: identifier "{name}" is undefined', template)
-            for name in ("FLT_MAX", "INT_MAX", "M_PI", "CUDART_INF_F", "WARP_SIZE", "ITEM", "BLOCK_SIZ", "PROBLEM_NN")}
+            for name in ("FLT_MAX", "INT_MAX", "M_PI", "CUDART_INF_F", "WARP_SIZE", "ITEM", "BLOCK_SIZ", "PROBLEM_NN",
+                         "PROBLEM_WIDTH")}
     assert not any(said[name] for name in ("FLT_MAX", "INT_MAX", "M_PI", "CUDART_INF_F", "WARP_SIZE")), said
     assert said["ITEM"] == " (did you mean ITEMS, the macro of the slot 'items'?)"
     assert said["BLOCK_SIZ"] == " (did you mean BLOCK_SIZE, the macro of the slot 'block_size'?)"
-    assert "problem parameter 'nn'" in said["PROBLEM_NN"]
+    # a short name's typo too (PROBLEM_NN for n was told to declare a parameter 'nn')
+    assert said["PROBLEM_NN"] == " (did you mean PROBLEM_N, the macro of the problem parameter 'n'?)"
+    assert "problem parameter 'width', which the spec does not declare" in said["PROBLEM_WIDTH"]
 
 
 def test_a_macro_used_only_as_an_unroll_count_is_detected_as_a_slot():

@@ -215,7 +215,8 @@ def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
         name = macro[len("PROBLEM_"):].lower()
         if name in template.problem:
             return ""
-        close = difflib.get_close_matches(name, list(template.problem), n=1, cutoff=0.8)
+        # (a short name's typo is a large part of it: PROBLEM_NN for n is 0.67 alike)
+        close = difflib.get_close_matches(name, list(template.problem), n=1, cutoff=0.8 if len(name) > 3 else 0.6)
         if close:  # a typo of a declared one: the likelier cause
             return f" (did you mean PROBLEM_{close[0].upper()}, the macro of the problem parameter {close[0]!r}?)"
         return f" (the macro of a problem parameter {name!r}, which the spec does not declare: add it to the problem)"
