@@ -982,6 +982,24 @@ def test_a_file_written_over_keeps_its_mode_and_group(tmp_path: Path) -> None:
     assert (os.stat(path).st_gid, os.stat(path).st_mode & 0o777) == (other, 0o660)
 
 
+def test_a_write_the_folder_refuses_names_the_file_asked_for_not_its_temp_file(tmp_path: Path, monkeypatch) -> None:
+    """A new template saved to a read-only file system said ".stencil1d.cu.g3n5siur.tmp: Read-only
+    file system", a file the person never named."""
+    import errno
+    import tempfile
+
+    from workbench.core.fs import atomic_write
+
+    def refused(*_a, prefix="", suffix="", dir=None, **_k):
+        raise OSError(errno.EROFS, "Read-only file system", f"{dir}/{prefix}x1y2z3{suffix}")
+
+    monkeypatch.setattr(tempfile, "mkstemp", refused)
+    with pytest.raises(OSError) as raised:
+        atomic_write(tmp_path / "stencil1d.cu", lambda handle: handle.write("x"))
+    assert raised.value.filename == str(tmp_path / "stencil1d.cu") and raised.value.errno == errno.EROFS
+    assert ".tmp" not in str(raised.value)
+
+
 def test_a_session_cannot_pass_the_simulators_or_a_replays_timings_off_as_measured(tmp_path) -> None:
     """A simulator's session edited to say "simulated": false was shown as a GPU measurement
     (show, the window, CSV provenance, the Kernel Tuner cache's mark), and a continued run kept
