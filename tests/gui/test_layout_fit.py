@@ -1060,6 +1060,23 @@ def test_zooming_from_presentation_mode_in_a_narrow_window_says_the_real_limit_a
         zoom.set_factor(1.0)
 
 
+def _roofline_label(window, qtbot, kernel: str, budget: int, size: tuple[int, int], present: bool):
+    """After a random simulated run of ``kernel``, the roofline at ``size``: the chart, its view and
+    the scene rectangle of the compute roof's name."""
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        window.start_run({"kernel": kernel, "backend": "sim", "strategy": "random", "budget": budget,
+                          "options": {"compile": "estimate"}})
+    if present:
+        _present(window, qtbot)
+    window.resize(*size)
+    chart = window.roofline_chart
+    window.bottom_tabs.setCurrentWidget(chart)
+    qtbot.waitUntil(lambda: bool(chart.compute_label.toPlainText()), timeout=10_000)
+    qtbot.wait(100)
+    label = chart.compute_label
+    return chart, chart.plot.getPlotItem().getViewBox(), label.mapRectToScene(label.boundingRect())
+
+
 def test_the_roofs_name_leaves_the_ridge_clear_where_it_finds_room(window, qtbot):
     """Hung under the flat roof's right end, "peak FP32 66908 GFLOP/s" reached back over the
     sloped roof and the ridge, the point a roofline is read for, though its figure alone fitted
@@ -1067,17 +1084,8 @@ def test_the_roofs_name_leaves_the_ridge_clear_where_it_finds_room(window, qtbot
     import numpy as np
     import pyqtgraph as pg
 
-    with qtbot.waitSignal(window.run_done, timeout=120_000):
-        window.start_run({"kernel": "reduce_sum", "backend": "sim", "strategy": "random", "budget": 20,
-                          "options": {"compile": "estimate"}})
-    window.resize(1440, 900)
-    chart = window.roofline_chart
-    window.bottom_tabs.setCurrentWidget(chart)
-    qtbot.waitUntil(lambda: bool(chart.compute_label.toPlainText()), timeout=10_000)
-    qtbot.wait(100)
+    chart, view, rect = _roofline_label(window, qtbot, "reduce_sum", 20, (1440, 900), present=False)
     label = chart.compute_label
-    view = chart.plot.getPlotItem().getViewBox()
-    rect = label.mapRectToScene(label.boundingRect())
     slope = np.geomspace(chart.data.ridge / 100, chart.data.ridge, 200)
     crossed = [x for x, y in zip(chart.tx(slope), chart.ty(chart.data.roof(slope)))
                if rect.contains(view.mapViewToScene(pg.Point(float(x), float(y))))]
@@ -1090,19 +1098,8 @@ def test_the_roofs_name_covers_no_trial_of_the_roofline(window, qtbot):
     the roof at the highest intensities)."""
     import pyqtgraph as pg
 
-    with qtbot.waitSignal(window.run_done, timeout=120_000):
-        window.start_run({"kernel": "sgemm", "backend": "sim", "strategy": "random", "budget": 30,
-                          "options": {"compile": "estimate"}})
-    _present(window, qtbot)
-    window.resize(1280, 720)
-    chart = window.roofline_chart
-    window.bottom_tabs.setCurrentWidget(chart)
-    qtbot.waitUntil(lambda: bool(chart.compute_label.toPlainText()), timeout=10_000)
-    qtbot.wait(100)
-    label = chart.compute_label
-    view = chart.plot.getPlotItem().getViewBox()
+    chart, view, rect = _roofline_label(window, qtbot, "sgemm", 30, (1280, 720), present=True)
     xs, ys = chart.tx(chart.data.intensity), chart.ty(chart.data.gflops)
-    rect = label.mapRectToScene(label.boundingRect())
     star = 12.0  # (half a star's width in presentation mode: covered in part is covered too)
     near = rect.adjusted(-star, -star, star, star)
     inside = [(x, y) for x, y in zip(xs, ys) if near.contains(view.mapViewToScene(pg.Point(float(x), float(y))))]
