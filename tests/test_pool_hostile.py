@@ -221,3 +221,17 @@ def test_a_candidate_that_closes_the_workers_pipe_is_a_crash_that_says_so(bench)
     status, message = results["close_fds"]
     assert status is Status.CRASHED and "closed file descriptors" in message and "memory" not in message
     assert results["ok"][0] is Status.OK
+
+
+def test_a_wrong_result_with_an_infinite_error_still_reads_back_as_itself() -> None:
+    """A GPU's wrong result (an unwritten output: NaN against the reference) reports an infinite
+    error, which a session keeps as NaN: the check of replies took that for a forgery, and the
+    candidate for a crash."""
+    from workbench.core.domain.measurement import Measurement, Trial
+    from workbench.core.domain.session import unrecordable
+
+    wrong = Measurement(Status.WRONG_RESULT, {"max_abs_err": float("inf"), "max_rel_err": float("inf"),
+                                              "quality": 0.0}, message="y[1] = nan, expected 2")
+    assert unrecordable(Trial(0, Config({"mode": "ok"}), wrong)) is None
+    renamed = Measurement(Status.OK, {"latency_ms": 1.0, "GB/s": 5.0})  # (no backend sends a name unnormalised)
+    assert "read back otherwise" in unrecordable(Trial(0, Config({"mode": "ok"}), renamed))

@@ -672,14 +672,17 @@ def unrecordable(trial: Trial) -> str | None:
     except (WorkbenchError, ValueError, TypeError, OverflowError, RecursionError, AttributeError) as exc:
         return str(exc) or type(exc).__name__
     # read back as another measurement (an ok trial of latency 0 reads as a failure, a metric named
-    # "GB/s" as gb_s, beside one of that name): what the run would rank is not what reopens
+    # "GB/s" as throughput_gbs): what the run would rank is not what reopens
     given = trial.measurement
     if back.status is not given.status:
         return f"it reads back as {back.status.value}, not {given.status.value}"
-    if set(back.metrics) != set(given.metrics) or any(
-            not (back.metrics[k] == given.metrics[k] or (back.metrics[k] != back.metrics[k]
-                                                          and given.metrics[k] != given.metrics[k]))
-            for k in back.metrics):
+    # a name as a session keeps it (every backend's reply uses those already), a value that is not
+    # finite as NaN (a wrong result's inf error is one)
+    def alike(a: float, b: float) -> bool:
+        return a == b or not (math.isfinite(a) or math.isfinite(b))
+
+    if set(back.metrics) != set(given.metrics) or not all(alike(back.metrics[k], float(given.metrics[k]))
+                                                          for k in back.metrics):
         return "its metrics read back otherwise (a name or a value a session does not keep as given)"
     return None
 
