@@ -1624,10 +1624,28 @@ def test_a_problem_typed_and_started_stays_when_another_kernel_is_picked(window,
     session: typed, started (or refused) and then another kernel picked, the text was gone."""
     toolbar = window.toolbar
     toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("reduce_sum"))
-    toolbar.problem.setText("n=4096")
+    toolbar.problem.setText("n = 4096")  # (Start writes it back as the run reads it, n=4096: still the person's)
     toolbar.budget.setValue(2)
     toolbar.resources.setCurrentIndex(toolbar.resources.findData("estimate"))
     with qtbot.waitSignal(window.run_done, timeout=60_000):
         window._on_start()
     toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("vector_add"))  # which has an n too
     assert toolbar.problem.text() == "n=4096"
+
+
+def test_two_sessions_of_one_problem_opened_leave_it_for_the_next_kernel(window, qtbot, tmp_path) -> None:
+    """Two sessions at n=4096 opened one after the other: the second open emptied and refilled the
+    field with the same text, which then counted as typed, and layernorm's Start was refused for n."""
+    from workbench.core.domain.session import save_session
+
+    for kernel in ("gelu", "reduce_sum"):
+        with qtbot.waitSignal(window.run_done, timeout=60_000):
+            window.start_run({"kernel": kernel, "backend": "sim", "budget": 2, "problem": {"n": 4096},
+                              "options": {"compile": "estimate"}})
+        save_session(window.model.session, tmp_path / f"{kernel}.json")
+    window.open_session(str(tmp_path / "gelu.json"))
+    window.open_session(str(tmp_path / "reduce_sum.json"))
+    toolbar = window.toolbar
+    assert toolbar.problem.text() == "n=4096"
+    toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("layernorm"))
+    assert toolbar.problem.text() == ""

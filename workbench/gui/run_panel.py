@@ -4,7 +4,7 @@ the run buttons and the progress bar. It only collects choices; the window start
 from __future__ import annotations
 
 import functools
-from typing import Any
+from typing import Any, Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
@@ -476,9 +476,9 @@ class RunToolbar(QToolBar):
         strategy option the strategy refuses keeps its default; once every other control is
         filled, ``WorkbenchError`` names them (the caller shows the line)."""
         problems: list[str] = []
-        # (the window's own Start applies what the fields already hold, and puts them back after a
-        # refusal: that text stays the person's, to keep when another kernel is picked)
-        typed = (self.problem.text(), self.sizes.text())
+        # (the window's own Start applies what the fields already hold, as they read, and puts them
+        # back after a refusal: that stays the person's typing, to keep when another kernel is picked)
+        typed = self._problem_read()
         if run.get("replay"):
             self.backend.setCurrentIndex(self.backend.findData("replay"))
             self.replay.setText(str(run["replay"]))
@@ -541,10 +541,19 @@ class RunToolbar(QToolBar):
             self.minutes.setValue(max(limit / 60.0, 10.0 ** -self.minutes.decimals()) if limit > 0 else 0.0)
         if run.get("delay_s") is not None and (run.get("replay") or run.get("backend") in PACED_BACKENDS):
             self.delay.setValue(float(run["delay_s"]))
-        if (self.problem.text(), self.sizes.text()) != typed:  # filled in here: not the person's typing
+        if not keep_edits or self._problem_read() != typed:  # filled in here: not the person's typing
             self._filled_problem = (self.kernel.currentText(), self.problem.text(), self.sizes.text())
         if problems:
             raise WorkbenchError("; ".join(problems))
+
+    def _problem_read(self) -> tuple[Any, Any]:
+        """The problem and sizes fields as a run reads them (``n = 4096`` is ``n=4096``), else as written."""
+        def read(text: str, parse: Callable[[str], Any]) -> Any:
+            try:
+                return parse(text) if text.strip() else None
+            except WorkbenchError:
+                return text
+        return read(self.problem.text(), parse_problem), read(self.sizes.text(), parse_sizes_text)
 
     def _leave_another_kernels_problem(self, name: str) -> None:
         """Empty the problem and sizes fields that :meth:`apply` filled in for another kernel, as
