@@ -1143,3 +1143,24 @@ def test_the_starter_draft_names_its_kernel_and_its_entry_alike(qtbot):
     spec = editor.spec()
     assert spec["name"] == spec["entry"] == "my_kernel"
     assert "void my_kernel(" in editor.source.toPlainText()
+
+
+def test_a_reference_file_chosen_for_a_template_of_a_folder_checks_clean_before_its_save(window, qtbot, tmp_path):
+    """The check looked for the chosen file in the template's folder, where only a save copies it:
+    "no such file", Tune off, and choosing the file again could not clear it."""
+    import shutil
+
+    folder = tmp_path / "mine"
+    shutil.copytree(EXAMPLE, folder)
+    editor = window.open_kernel_editor(folder)
+    qtbot.addWidget(editor)
+    assert checked(editor, qtbot).ok
+    chosen = tmp_path / "ref.py"
+    chosen.write_text("def reference(inputs, problem):\n    return {'out': inputs['a'] * inputs['x'] + inputs['y']}\n")
+    editor.choose_reference(chosen)
+    report = checked(editor, qtbot)
+    assert report.ok, [d.message for d in report.diagnostics]
+    chosen.unlink()  # gone before the save: said, at the field
+    (error,) = [d for d in checked(editor, qtbot).diagnostics if d.severity == "error"]
+    assert error.field == "reference.file" and f"{chosen}: no such file" in error.message
+    editor.wait_for_check()

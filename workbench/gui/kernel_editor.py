@@ -80,13 +80,14 @@ class _CheckThread(QThread):
     checked = Signal(int, object)
 
     def __init__(self, generation: int, spec: dict[str, Any], source: str, folder: Path | None,
-                 parent: QWidget) -> None:
+                 parent: QWidget, reference_at: Path | None = None) -> None:
         super().__init__(parent)
         self.generation, self.spec, self.source, self.folder = generation, spec, source, folder
+        self.reference_at = reference_at
 
     def run(self) -> None:
         try:
-            report = check_draft(self.spec, self.source, folder=self.folder)
+            report = check_draft(self.spec, self.source, folder=self.folder, reference_at=self.reference_at)
         except Exception as exc:  # noqa: BLE001 - a checker bug must show as a problem, not kill the window
             report = DraftReport((Diagnostic("spec", "error", f"{type(exc).__name__}: {exc}"),))
         self.checked.emit(self.generation, report)
@@ -740,8 +741,9 @@ class KernelEditor(QMainWindow):
             self._pending = True
             return
         self._pending = False
+        # (a reference file chosen here is read from where it is until a save copies it)
         thread = self._thread = _CheckThread(self._generation, spec, self.source.toPlainText(), self.headers_folder(),
-                                             self)
+                                             self, reference_at=self.reference_file)
         thread.checked.connect(self._on_checked)
         thread.finished.connect(lambda: self._on_thread_finished(thread))
         thread.start()

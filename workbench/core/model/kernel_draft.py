@@ -111,10 +111,11 @@ def _line_of(source: str, pattern: str) -> int:
 
 
 def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", compile_default: bool = True,
-                folder: Path | None = None) -> DraftReport:
+                folder: Path | None = None, reference_at: Path | None = None) -> DraftReport:
     """Build the template, count its space, compile its default config (see the module docstring).
     ``folder``: where the draft's source lies (the template opened from there), whose headers the
-    source may include; None for a draft of no folder yet."""
+    source may include; None for a draft of no folder yet. ``reference_at``: the file a Python
+    reference is read from (one chosen and not yet copied into the folder); None: the folder's."""
     name = str(spec.get("name") or "kernel")
     try:
         template = template_from_spec(spec, source, source_path=str(folder / f"{name}.cu") if folder else "")
@@ -147,7 +148,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     if default is None:
         default = next(iter(space))
     diagnostics: list[Diagnostic] = []
-    reference = _reference_problem(template, folder)
+    reference = _reference_problem(template, folder, reference_at)
     if reference is not None:
         diagnostics.append(reference)
     if not template.default:
@@ -384,17 +385,17 @@ def small_problem_values(template: KernelTemplate) -> int:
     return sum(math.prod(arg.shape(template.small_problem)) for arg in template.args if arg.shape is not None)
 
 
-def _reference_problem(template: KernelTemplate, folder: Path | None) -> Diagnostic | None:
+def _reference_problem(template: KernelTemplate, folder: Path | None, reference_at: Path | None) -> Diagnostic | None:
     """The reference expressions computed once on the small problem: whether they can be depends on
     the inputs' shapes (a zero slice step, shapes that do not broadcast), so only computing them
     tells, and the author learns it here rather than when a run starts. A reference in a Python
-    file is not run here: its code runs only in a run's worker; that it is a file in the draft's
-    ``folder`` (None: a draft of no folder yet, whose chosen file is copied there on save) is checked."""
+    file is not run here: its code runs only in a run's worker; that it is a file (``reference_at``,
+    else in the draft's ``folder``; neither: a draft of no folder yet) is checked."""
     if template.reference is no_reference:
         return None
     if template.reference_runs_a_file:  # there at least, as a file (looked at, not run: Tune then ran into it)
         named = getattr(template.reference, "path", None)
-        path = folder / named.name if folder is not None and isinstance(named, Path) else None
+        path = reference_at or (folder / named.name if folder is not None and isinstance(named, Path) else None)
         if path is not None and not path.is_file():
             return Diagnostic("spec", "error", f"{path}: no such file (choose the reference file again, or write "
                               "it there)", field="reference.file")
