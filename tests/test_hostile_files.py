@@ -998,6 +998,10 @@ def test_a_write_the_folder_refuses_names_the_file_asked_for_not_its_temp_file(t
         atomic_write(tmp_path / "stencil1d.cu", lambda handle: handle.write("x"))
     assert raised.value.filename == str(tmp_path / "stencil1d.cu") and raised.value.errno == errno.EROFS
     assert ".tmp" not in str(raised.value)
+    monkeypatch.undo()  # a legal name whose temp file's is too long: the message says why it failed
+    with pytest.raises(OSError) as raised:
+        atomic_write(tmp_path / ("s" * 250 + ".json"), lambda handle: handle.write("x"))
+    assert raised.value.errno == errno.ENAMETOOLONG and "shorten the name" in str(raised.value)
 
 
 def test_a_session_cannot_pass_the_simulators_or_a_replays_timings_off_as_measured(tmp_path) -> None:

@@ -1725,7 +1725,7 @@ def test_a_macro_the_spec_does_not_declare_is_named_as_a_missing_slot_or_problem
 def test_a_header_constant_or_a_typo_of_a_declared_macro_gets_no_advice_to_add_a_slot():
     """FLT_MAX without its header, or ITEM for the slot ITEMS, was told to add a slot 'flt_max' or
     'item': a missing #include, or the typo, is what to fix."""
-    from workbench.core.domain.templates import load_templates
+    from workbench.core.domain.templates import kernels_dir, load_templates
     from workbench.core.model.kernel_draft import undeclared_macro_hint
 
     template = load_templates(EXAMPLE)["saxpy"]
@@ -1738,6 +1738,10 @@ def test_a_header_constant_or_a_typo_of_a_declared_macro_gets_no_advice_to_add_a
     # a short name's typo too (PROBLEM_NN for n was told to declare a parameter 'nn')
     assert said["PROBLEM_NN"] == " (did you mean PROBLEM_N, the macro of the problem parameter 'n'?)"
     assert "problem parameter 'width', which the spec does not declare" in said["PROBLEM_WIDTH"]
+    # one as near two parameters names neither (sgemm's m, n and k: PROBLEM_MN is as near m as n)
+    sgemm = load_templates(kernels_dir())["sgemm"]
+    mn = undeclared_macro_hint('sgemm.cu(9): error: identifier "PROBLEM_MN" is undefined', sgemm)
+    assert "did you mean" not in mn and "problem parameter 'mn', which the spec does not declare" in mn
 
 
 def test_a_macro_used_only_as_an_unroll_count_is_detected_as_a_slot():

@@ -283,7 +283,10 @@ def atomic_write(path: Path, write: Callable[[IO[str]], object]) -> None:
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
     except OSError as exc:  # said of the file asked for: the temp file's name is none of the person's
-        raise OSError(exc.errno, exc.strerror, str(path)) from None
+        said = exc.strerror
+        if exc.errno == errno.ENAMETOOLONG:  # (the name itself may be legal: the temp file's is longer)
+            said = f"{said} (a save writes it first as .NAME.XXXXXXXX.tmp beside it: shorten the name)"
+        raise OSError(exc.errno, said, str(path)) from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             write(f)

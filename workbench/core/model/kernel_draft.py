@@ -217,7 +217,9 @@ def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
         if name in template.problem:
             return ""
         # (a short name's typo is a large part of it: PROBLEM_NN for n is 0.67 alike)
-        close = difflib.get_close_matches(name, list(template.problem), n=1, cutoff=0.8 if len(name) > 3 else 0.6)
+        close = difflib.get_close_matches(name, list(template.problem), n=2, cutoff=0.8 if len(name) > 3 else 0.6)
+        if len(close) == 2 and _likeness(name, close[0]) == _likeness(name, close[1]):
+            close = []  # (PROBLEM_MN is as near m as n: no one of them to name)
         if close:  # a typo of a declared one: the likelier cause
             return f" (did you mean PROBLEM_{close[0].upper()}, the macro of the problem parameter {close[0]!r}?)"
         return f" (the macro of a problem parameter {name!r}, which the spec does not declare: add it to the problem)"
@@ -228,6 +230,10 @@ def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
         return ""
     return (f" (if it is a value to tune, no slot {macro.lower()!r} is declared to define it: add the slot, "
             "e.g. with Detect slots from source)")
+
+
+def _likeness(a: str, b: str) -> float:
+    return difflib.SequenceMatcher(None, a, b).ratio()
 
 
 _CONDITION = re.compile(r"^\s*#\s*(if|elif)\b(.*)$")
