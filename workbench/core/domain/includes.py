@@ -73,7 +73,7 @@ def _directives(text: str) -> list[tuple[str, str]]:
     return out
 
 
-@functools.lru_cache(maxsize=64)  # (asked of one source by several steps of each compile)
+@functools.lru_cache(maxsize=4)  # (asked of one source by several steps of one compile; a few held: 16 MiB each at most)
 def includes_anything(source: str) -> bool:
     """Whether ``source`` has an include directive in any spelling the preprocessor reads (``# include``,
     ``%:include``, ``#inc\\`` continued on the next line); "#include" in the text alone missed
