@@ -815,14 +815,3 @@ def test_a_bound_or_weight_on_a_slot_is_told_that_it_is_a_slot(capsys, session: 
             "tunable slot of the kernel, not a measured figure: constraints and weights apply to what trials "
             "measure, and a slot's values are the search space's)") in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
-
-
-@pytest.mark.parametrize("flag, value, metric", [("--min-quality", "0.5", "quality"),
-                                                 ("--max-memory-mb", "100", "memory_mb")])
-def test_a_named_limit_on_a_metric_nothing_reports_names_its_flag(cli, landscape, tmp_path, flag, value, metric):
-    """"metric 'quality': no trial reports it" told a person who gave --min-quality nothing of which
-    of their flags it was: a recording keeps no quality and no memory."""
-    done = cli("tune", "--replay", landscape("convolution_A100.json"), flag, value, "--budget", "2",
-               "--out", tmp_path / "r.json")
-    assert done.returncode == 2 and f"metric {metric!r}: no trial reports it" in done.stderr
-    assert f"(bounded by {flag}," in done.stderr

@@ -210,11 +210,6 @@ NOT_RANKABLE = {"latency_bound_ms": "the bound an aborted candidate's latency wa
                                     "no feasible trial carries; constrain or weigh latency_ms"}
 
 
-#: The metrics the objective's named limits bound, by the words that name them (a window's slider,
-#: the command line's flag): "metric 'quality'" told a person who gave --min-quality nothing of it.
-NAMED_LIMITS = {"quality": "--min-quality, the min quality limit", "memory_mb": "--max-memory-mb, the max memory limit"}
-
-
 def check_metrics(
     metrics: Iterable[str],
     available: Iterable[str] | None,
@@ -245,8 +240,6 @@ def check_metrics(
             if metric in set(slots):
                 guess = (f" ({metric} is a tunable slot of the kernel, not a measured figure: constraints and weights "
                          "apply to what trials measure, and a slot's values are the search space's)")
-            elif metric in NAMED_LIMITS:  # asked for by its named limit, which the line did not name
-                guess = f" (bounded by {NAMED_LIMITS[metric]})"
             elif metric == "time":  # a Kernel Tuner record's own field name
                 guess = (" (an imported Kernel Tuner record's time is 'kt_time_ms', the median of its repetitions "
                          "'latency_ms')" if "kt_time_ms" in names else " (a kernel's time is 'latency_ms')")
