@@ -235,3 +235,10 @@ def test_a_wrong_result_with_an_infinite_error_still_reads_back_as_itself() -> N
     assert unrecordable(Trial(0, Config({"mode": "ok"}), wrong)) is None
     renamed = Measurement(Status.OK, {"latency_ms": 1.0, "GB/s": 5.0})  # (no backend sends a name unnormalised)
     assert "read back otherwise" in unrecordable(Trial(0, Config({"mode": "ok"}), renamed))
+    import numpy as np
+
+    # a float32, or an int past 2**53, is written as it reads back, not as float() of it
+    close = Measurement(Status.OK, {"latency_ms": np.float32(1.1), "count": 2**60 + 1})
+    assert unrecordable(Trial(0, Config({"mode": "ok"}), close)) is None
+    nothing = Measurement(Status.OK, {"latency_ms": 1.0, "x": None})  # refused in words, not a TypeError
+    assert "read back otherwise" in unrecordable(Trial(0, Config({"mode": "ok"}), nothing))

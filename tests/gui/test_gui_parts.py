@@ -1649,3 +1649,26 @@ def test_two_sessions_of_one_problem_opened_leave_it_for_the_next_kernel(window,
     assert toolbar.problem.text() == "n=4096"
     toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("layernorm"))
     assert toolbar.problem.text() == ""
+
+
+def test_an_open_that_fails_puts_back_the_problem_as_typed(window, qtbot, tmp_path, monkeypatch) -> None:
+    """An Open whose showing failed put the controls back as session settings: the problem the
+    person had typed counted as filled in, and went when another kernel was picked."""
+    from workbench.core.domain.session import save_session
+
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"kernel": "gelu", "backend": "sim", "budget": 2, "options": {"compile": "estimate"}})
+    save_session(window.model.session, tmp_path / "gelu.json")
+    toolbar = window.toolbar
+    toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("reduce_sum"))
+    toolbar.problem.setText("n=777")
+
+    def broken(*_a):
+        raise RuntimeError("a view that cannot show it")
+
+    monkeypatch.setattr(window, "_restore_run_controls", broken)
+    with pytest.raises(WorkbenchError, match="the session open before is kept"):
+        window.open_session(str(tmp_path / "gelu.json"))
+    assert toolbar.problem.text() == "n=777"
+    toolbar.kernel.setCurrentIndex(toolbar.kernel.findText("layernorm"))
+    assert toolbar.problem.text() == "n=777"

@@ -461,11 +461,12 @@ class RunToolbar(QToolBar):
             "kernel_dirs": [self.kernel_folders[name]] if (name := self.kernel.currentText()) in self.kernel_folders else [],
         }
 
-    def apply(self, run: dict[str, Any], keep_edits: bool = False) -> None:
+    def apply(self, run: dict[str, Any], keep_edits: bool = False, put_back: bool = False) -> None:
         """Fill the controls from a run request (automation, or a reopened session's settings).
         ``keep_edits``: the run is this window's own next one (Start), so the options edited for
         other strategies stay kept, as picking one again shows them; another session's settings
-        replace them.
+        replace them. ``put_back``: the controls the window showed before a change that failed,
+        back as they were (what of the problem and sizes was typed and what filled in, too).
 
         A key left out or None leaves its control alone (automation names only what it chooses;
         a continued session keeps its own strategy and seed then), except that an empty problem
@@ -478,7 +479,7 @@ class RunToolbar(QToolBar):
         problems: list[str] = []
         # (the window's own Start applies what the fields already hold, as they read, and puts them
         # back after a refusal: that stays the person's typing, to keep when another kernel is picked)
-        typed = self._problem_read()
+        typed, filled_before = self._problem_read(), self._filled_problem
         if run.get("replay"):
             self.backend.setCurrentIndex(self.backend.findData("replay"))
             self.replay.setText(str(run["replay"]))
@@ -541,7 +542,9 @@ class RunToolbar(QToolBar):
             self.minutes.setValue(max(limit / 60.0, 10.0 ** -self.minutes.decimals()) if limit > 0 else 0.0)
         if run.get("delay_s") is not None and (run.get("replay") or run.get("backend") in PACED_BACKENDS):
             self.delay.setValue(float(run["delay_s"]))
-        if not keep_edits or self._problem_read() != typed:  # filled in here: not the person's typing
+        if put_back:  # (the controls shown a moment ago, back as they were: whose typing is unchanged)
+            self._filled_problem = filled_before
+        elif not keep_edits or self._problem_read() != typed:  # filled in here: not the person's typing
             self._filled_problem = (self.kernel.currentText(), self.problem.text(), self.sizes.text())
         if problems:
             raise WorkbenchError("; ".join(problems))

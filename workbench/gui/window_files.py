@@ -251,7 +251,7 @@ class WindowFiles(WindowExports):
             steps.append(lambda: self.model.show_problem(problem))
         steps.append(lambda: self.model.select(selected))
         if controls is not None:
-            steps.append(lambda: self.toolbar.apply(controls))
+            steps.append(lambda: self.toolbar.apply(controls, put_back=True))
         for step in steps:
             try:
                 step()

@@ -37,6 +37,7 @@ from glob import escape as glob_escape
 import hashlib
 import json
 import math
+import numbers
 import os
 import re
 import threading
@@ -678,10 +679,15 @@ def unrecordable(trial: Trial) -> str | None:
         return f"it reads back as {back.status.value}, not {given.status.value}"
     # a name as a session keeps it (every backend's reply uses those already), a value that is not
     # finite as NaN (a wrong result's inf error is one)
-    def alike(a: float, b: float) -> bool:
-        return a == b or not (math.isfinite(a) or math.isfinite(b))
+    def alike(a: float, b: Any) -> bool:  # (b as given: a float32 or an int past 2**53 is written as it reads)
+        if not isinstance(b, numbers.Real) or isinstance(b, bool):
+            return False
+        if a == b:
+            return True
+        x, y = float(a), float(b)
+        return not (math.isfinite(x) or math.isfinite(y)) or math.isclose(x, y, rel_tol=1e-6)
 
-    if set(back.metrics) != set(given.metrics) or not all(alike(back.metrics[k], float(given.metrics[k]))
+    if set(back.metrics) != set(given.metrics) or not all(alike(back.metrics[k], given.metrics[k])
                                                           for k in back.metrics):
         return "its metrics read back otherwise (a name or a value a session does not keep as given)"
     return None
