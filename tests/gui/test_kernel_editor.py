@@ -1164,3 +1164,14 @@ def test_a_reference_file_chosen_for_a_template_of_a_folder_checks_clean_before_
     (error,) = [d for d in checked(editor, qtbot).diagnostics if d.severity == "error"]
     assert error.field == "reference.file" and f"{chosen}: no such file" in error.message
     editor.wait_for_check()
+
+
+def test_the_expressions_table_is_greyed_out_for_another_reference_kind(editor, qtbot):
+    """Beside a Python file or no reference, the expressions' table stayed editable, as if used."""
+    kinds = editor.ref_kind
+    kinds.setCurrentIndex(kinds.findData("python"))
+    assert not editor.ref_table.isEnabled() and "not used" in editor.ref_table.toolTip()
+    kinds.setCurrentIndex(kinds.findData("none"))
+    assert not editor.ref_table.isEnabled()
+    kinds.setCurrentIndex(kinds.findData("expression"))
+    assert editor.ref_table.isEnabled() and editor.ref_table.toolTip() == ""

@@ -369,6 +369,7 @@ class KernelEditor(QMainWindow):
         self.slots_table.itemChanged.connect(self.check_restrictions)
         self.problem_table.itemChanged.connect(self.check_restrictions)
         self.ref_kind.currentIndexChanged.connect(self._changed)
+        self.ref_kind.currentIndexChanged.connect(self._show_reference_kind)
 
     def _table(self, columns: tuple[str, ...]) -> QTableWidget:
         table = QTableWidget(0, len(columns))
@@ -462,6 +463,7 @@ class KernelEditor(QMainWindow):
             self._fill(self.args_table, args)
             self.ref_kind.setCurrentIndex(max(0, ref_kind))
             self._fill(self.ref_table, outputs)
+            self._show_reference_kind()
             self.ref_file_label.setText(ref_label)
             self._ref_spec = dict(reference)
             self.bytes_edit.setText(moved)
@@ -640,6 +642,14 @@ class KernelEditor(QMainWindow):
         self._sync_reference_rows()
         self.status_label.setText("checking after the pause in typing...")
         self.timer.start()
+
+    def _show_reference_kind(self, *_: object) -> None:
+        """The expressions' table greyed out unless the kind is an expression per output: shown
+        editable beside a Python file or no reference, it read as if it were still used (its
+        expressions stay, for the kind chosen again)."""
+        used = self.ref_kind.currentData() == "expression"
+        self.ref_table.setEnabled(used)
+        self.ref_table.setToolTip("" if used else "not used: the reference kind above is not an expression per output")
 
     def _sync_reference_rows(self) -> None:
         """One expression row per out/inout argument."""
