@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 from workbench.core.domain.measurement import Status
 from workbench.gui.analysis import STATUSES, concentrations_from_columns, failure_reasons, status_counts_from_codes
 from workbench.gui.model import SessionModel
-from workbench.gui.results_table import TrialFilterProxy, TrialTableModel, follow_sort
+from workbench.gui.results_table import TrialFilterProxy, TrialTableModel, follow_sort, show_trial_row
 from workbench.gui.clipped_cells import elide_cut_cells
 
 
@@ -279,13 +279,10 @@ class FailureLog(QWidget):
     def _on_selection_changed(self, row: int | None) -> None:
         """A trial chosen elsewhere (a failed point clicked on a chart) is chosen here too, with its
         log; a trial this table does not list leaves no other row marked, nor its log shown."""
-        index = self.proxy.mapFromSource(self.table_model.index(row, 0)) if row is not None else QModelIndex()
-        if not index.isValid():
+        if row is None:
             self.view.selectionModel().clear()
+        if row is None or not show_trial_row(self.view, self.proxy, row):
             self.log.clear()
-        elif self.view.currentIndex().row() != index.row():
-            self.view.setCurrentIndex(index)
-            self.view.scrollTo(index)
 
     def _on_row_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if not current.isValid():

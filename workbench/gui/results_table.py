@@ -363,6 +363,19 @@ class TrialTableModel(QAbstractTableModel):
         return None
 
 
+def show_trial_row(view: QTableView, proxy: "TrialFilterProxy", row: int) -> bool:
+    """Make the trial at source ``row`` ``view``'s current row, scrolled to, as a choice made in
+    another view; False when the filters hide it, and then no other row stays marked as if chosen."""
+    index = proxy.mapFromSource(proxy.sourceModel().index(row, 0))
+    if not index.isValid():
+        view.selectionModel().clear()
+        return False
+    if view.currentIndex().row() != index.row():
+        view.setCurrentIndex(index)
+        view.scrollTo(index)
+    return True
+
+
 def follow_sort(view: QTableView, proxy: "TrialFilterProxy") -> None:
     """Keep ``view``'s sort arrow on the column ``proxy`` sorts by: after another session's columns
     the proxy keeps its sort by column key (on that column's new place, or none when the session
@@ -917,16 +930,8 @@ class ResultsTable(QWidget):
             self.model.select(self.proxy.mapToSource(current).row())
 
     def _on_selection_changed(self, row: int | None) -> None:
-        if row is None:
-            return
-        proxy_index = self.proxy.mapFromSource(self.table_model.index(row, 0))
-        if not proxy_index.isValid():
-            # the trial chosen (on a chart) is one the filters hide: no other row stays marked, as if
-            # chosen, and a click on that row chooses it again (a click on the marked row did nothing)
-            self.view.selectionModel().clear()
-        elif self.view.currentIndex().row() != proxy_index.row():
-            self.view.setCurrentIndex(proxy_index)
-            self.view.scrollTo(proxy_index)
+        if row is not None:  # (a trial the filters hide leaves no row marked: a click on it chooses it again)
+            show_trial_row(self.view, self.proxy, row)
 
     def show_row(self, row: int) -> str:
         """Select trial ``row`` and scroll the table to it, clearing the filters when they hide it;
