@@ -536,3 +536,39 @@ def test_discarding_for_a_run_that_is_refused_keeps_the_shown_trials_autosave(wi
         window.start_run({**base, "kernel": "reduce_sum"})
     window.interactive = False
     assert not autosave.exists() and window.model.session.kernel == "reduce_sum"
+
+
+@pytest.mark.parametrize("how", ["cancelled", "unreadable", "opened", "recent", "import"])
+def test_discarding_for_an_open_keeps_the_shown_trials_autosave_until_the_file_is_shown(
+        window, qtbot, monkeypatch, tmp_path, how) -> None:
+    """Discard at "Save the current session first?" before Open, Open recent or Import deleted the
+    shown trials' autosave at the answer: a file dialog then cancelled, or a file that could not be
+    read, left the window showing trials no file held. The autosave goes once the file is shown."""
+    from PySide6.QtWidgets import QFileDialog, QMessageBox
+
+    with qtbot.waitSignal(window.run_done, timeout=60_000):
+        window.start_run({"backend": "sim", "budget": 2, "options": {"compile": "estimate"}, "kernel": "vector_add"})
+    autosave, shown = window.autosave_path, window.model.session
+    assert autosave is not None and autosave.exists() and window.model.dirty
+    good = tmp_path / "good.json"
+    if how == "import":
+        good = Path(__file__).parents[1] / "fixtures" / "kt_cache_small.json"
+    else:
+        other = second_window(qtbot, tmp_path)
+        start_and_wait(other, qtbot, {"backend": "sim", "budget": 2, "options": {"compile": "estimate"},
+                                      "kernel": "reduce_sum"})
+        assert other.save_to(good)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{ not a session")
+    picked = {"cancelled": "", "unreadable": str(bad)}.get(how, str(good))
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (picked, "")))
+    monkeypatch.setattr(QMessageBox, "question", staticmethod(lambda *a, **k: QMessageBox.StandardButton.Discard))
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda *a, **k: None))
+    window.interactive = True
+    {"recent": lambda: window._open_recent(picked), "import": window._on_import_kt}.get(how, window._on_open)()
+    qtbot.waitUntil(lambda: window.opening is None, timeout=30_000)
+    window.interactive = False
+    if how in ("cancelled", "unreadable"):
+        assert autosave.exists() and window.autosave_path == autosave and window.model.session is shown
+    else:
+        assert not autosave.exists() and window.autosave_path is None and window.model.session is not shown

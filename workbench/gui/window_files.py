@@ -103,39 +103,53 @@ class WindowFiles(WindowExports):
         self._show_opened(_loaded(path, load_session), path)
 
     def open_session_in_background(self, path: str | os.PathLike[str], title: str = "Cannot open the session",
-                                   failed: Callable[[BaseException], None] | None = None) -> None:
+                                   failed: Callable[[BaseException], None] | None = None,
+                                   discarded: Path | None = None) -> None:
         """:meth:`open_session` with the file read on a thread (Open, Open recent, and ``gui FILE``
         for a person's window; see :mod:`workbench.gui.file_reading`); what cannot be opened is said
-        under ``title``, or handed to ``failed`` (the start's own way of saying it: exit status 2)."""
+        under ``title``, or handed to ``failed`` (the start's own way of saying it: exit status 2).
+        ``discarded``: the autosave of the session the person chose to discard, removed once the
+        file is shown (see :meth:`_read_in_background`)."""
         from workbench.core.domain.session import load_session
 
         file = Path(path)
         self._read_in_background(file, lambda: _loaded(file, load_session),
-                                 lambda session: self._show_opened(session, file), title, failed)
+                                 lambda session: self._show_opened(session, file), title, failed, discarded)
 
     def _read_in_background(self, file: Path, read: Callable[[], Any], show: Callable[[Any], None], title: str,
-                            failed: Callable[[BaseException], None] | None = None) -> None:
+                            failed: Callable[[BaseException], None] | None = None,
+                            discarded: Path | None = None) -> None:
         """``read()`` on a thread, then ``show(value)`` under ``title`` (see :mod:`workbench.gui.file_reading`).
 
         The question "save first?" was answered before the read; a session that was clean then and
         has unsaved changes now (an objective set while the file was read) is asked about again (one
         the person chose to discard is not: that answer stands), and a
         run cannot have started (every start is refused while a file is read; checked all the
-        same, since showing a file under a running run would hand it another session)."""
+        same, since showing a file under a running run would hand it another session).
+
+        ``discarded`` (the autosave of the unsaved session the person chose to discard) is removed
+        only once ``show`` succeeded: until then the window still shows that session, and a read
+        that fails or is cancelled, or a show put back, leaves it with its autosave, as it was
+        (removed at the answer, a crash after a failed Open lost trials the window had shown)."""
         clean = not self.model.dirty
 
         def shown(value: Any) -> None:
             if self.running:
                 self._error(title, f"{file.name} not opened: a run started while it was read")
-            elif self.model.dirty and clean and not self._maybe_save():
+                return
+            if self.model.dirty and clean and not self._maybe_save():
                 return  # the person cancelled: the window keeps what it shows
-            elif failed is None:
-                self._guarded(lambda: show(value), title)
+            if failed is None:
+                if not self._guarded(lambda: show(value), title):
+                    return
             else:
                 try:
                     show(value)
                 except (WorkbenchError, OSError) as exc:
                     failed(exc)
+                    return
+            if discarded is not None and discarded != self.autosave_path:
+                self._discard_autosave(discarded)
 
         self._file_reading.start(file, read, shown, failed or (lambda error: self._error(title, window_message(error))),
                                  dialog=self.interactive)
@@ -355,35 +369,53 @@ class WindowFiles(WindowExports):
         """The unsaved session's autosave is no longer needed (saved elsewhere, discarded, or the
         window closes normally)."""
         if self.autosave_path is not None and not self.running and self.autosave_path != self.path:
-            from workbench.runner.autosave import discard
-
-            kept = discard(self.autosave_path, held=self._autosave_lock)  # under its lock, released there
+            self._discard_autosave(self.autosave_path, self._autosave_lock)
             self._set_autosave(None)
-            if kept:  # another process holds it, or a part of it is not a file this window can remove
-                _log.warning("%s", kept)
-                self.statusBar().showMessage(kept, 15000)
+
+    def _discard_autosave(self, path: Path, lock: SessionLock | None = None) -> None:
+        """Remove an autosave no longer shown (under ``lock`` where the window holds it), saying
+        why when it stays."""
+        from workbench.runner.autosave import discard
+
+        kept = discard(path, held=lock)  # under its lock, released there
+        if kept:  # another process holds it, or a part of it is not a file this window can remove
+            _log.warning("%s", kept)
+            self.statusBar().showMessage(kept, 15000)
+
+    def _replacing(self, action: str) -> tuple[bool, Path | None]:
+        """Whether the shown session may be replaced (refused during a run, unsaved trials asked
+        about), and the autosave to remove once the replacement is shown (the person chose Discard;
+        see :meth:`_read_in_background`)."""
+        if self._refused_during_run(action):
+            return False, None
+        answer = self._maybe_save(drop=False)
+        if answer is False:
+            return False, None
+        return True, (self.autosave_path if answer is None else None)
 
     def _open_recent(self, path: str) -> None:
         """Open recent goes through the same questions as Open: unsaved trials are never dropped silently."""
-        if self._refused_during_run("Open recent") or not self._maybe_save():
-            return
-        self.open_session_in_background(path, "Cannot open")
+        go, discarded = self._replacing("Open recent")
+        if go:
+            self.open_session_in_background(path, "Cannot open", discarded=discarded)
 
-    def _file_to_read(self, action: str, caption: str, filters: str) -> str | None:
+    def _file_to_read(self, action: str, caption: str, filters: str) -> tuple[str, Path | None] | None:
         """The file the person picks to replace the shown session (Open, Import), after the same
-        questions: refused during a run, unsaved trials asked about. None when they do not pick one."""
-        if self._refused_during_run(action) or not self._maybe_save():
+        questions (:meth:`_replacing`), with the autosave to remove once it is shown. None when they
+        do not pick one."""
+        go, discarded = self._replacing(action)
+        if not go:
             return None
         path, _ = QFileDialog.getOpenFileName(self, caption, self._last_dir(), filters)
         if not path:
             return None
         self._remember_dir(path)
-        return path
+        return path, discarded
 
     def _on_open(self) -> None:
-        path = self._file_to_read("Open", "Open session", SESSION_FILTER)
-        if path:
-            self.open_session_in_background(path)
+        picked = self._file_to_read("Open", "Open session", SESSION_FILTER)
+        if picked:
+            self.open_session_in_background(picked[0], discarded=picked[1])
 
     def _on_save_as(self) -> bool:
         if self.model.session is None:
@@ -401,12 +433,14 @@ class WindowFiles(WindowExports):
 
         self._show_imported(*_imported(path, import_kt_cache))
 
-    def import_kt_cache_in_background(self, path: str | os.PathLike[str]) -> None:
-        """:meth:`import_kt_cache` with the cache read on a thread (see :mod:`workbench.gui.file_reading`)."""
+    def import_kt_cache_in_background(self, path: str | os.PathLike[str], discarded: Path | None = None) -> None:
+        """:meth:`import_kt_cache` with the cache read on a thread (see :mod:`workbench.gui.file_reading`;
+        ``discarded`` as for :meth:`open_session_in_background`)."""
         from workbench.core.io.interop import import_kt_cache
 
         self._read_in_background(Path(path), lambda: _imported(path, import_kt_cache),
-                                 lambda read: self._show_imported(*read), "Cannot import the cache")
+                                 lambda read: self._show_imported(*read), "Cannot import the cache",
+                                 discarded=discarded)
 
     def _show_imported(self, session: Session, notes: list[str]) -> None:
         self._show_loaded(session, None)
@@ -416,9 +450,9 @@ class WindowFiles(WindowExports):
             self.statusBar().showMessage("; ".join(f"note: {note}" for note in notes), 30000)
 
     def _on_import_kt(self) -> None:
-        path = self._file_to_read("Import", "Import Kernel Tuner cache", KT_CACHE_FILTER)
-        if path:
-            self.import_kt_cache_in_background(path)
+        picked = self._file_to_read("Import", "Import Kernel Tuner cache", KT_CACHE_FILTER)
+        if picked:
+            self.import_kt_cache_in_background(picked[0], discarded=picked[1])
 
     def _maybe_save(self, drop: bool = True) -> bool | None:
         """Before discarding unsaved trials: ask. Returns False when the user cancels; None when
