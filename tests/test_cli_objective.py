@@ -815,3 +815,29 @@ def test_a_bound_or_weight_on_a_slot_is_told_that_it_is_a_slot(capsys, session: 
             "tunable slot of the kernel, not a measured figure: constraints and weights apply to what trials "
             "measure, and a slot's values are the search space's)") in capsys.readouterr().err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_metric_nothing_reports_is_refused_naming_the_flags_that_asked_for_it(cli, tmp_path: Path) -> None:
+    """On a replayed recording (no quality, no memory figures), ``--min-quality 0.9`` was refused
+    as "metric 'quality': ...", a name the person never typed; the flags that named the metric
+    come first, as typed. A name the session file brought still names the file alone."""
+    cache = Path(__file__).parent / "fixtures" / "kt_cache_small.json"
+    out = tmp_path / "s.json"
+    for flags, said in ((["--min-quality", "0.9"], "error: --min-quality 0.9: metric 'quality': no trial reports it"),
+                        (["--max-memory-mb", "10"], "error: --max-memory-mb 10: metric 'memory_mb': no trial"),
+                        (["--constraint", "quality>=0.9", "--weight", "quality=1"],
+                         "error: --constraint quality>=0.9, --weight quality=1: metric 'quality': no trial"),
+                        (["--maximize", "qualty", "--weight", "qualty=1"],
+                         "error: --weight qualty=1, --maximize qualty: metric 'qualty': no trial")):
+        refused = cli("tune", "--replay", cache, "--budget", "3", "--out", out, *flags)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+        assert not out.exists()
+    assert cli("tune", "--replay", cache, "--budget", "3", "--out", out).returncode == 0
+    shown = cli("show", out, "--min-quality", "0.5")
+    assert shown.returncode == 2 and "error: --min-quality 0.5: metric 'quality'" in shown.stderr
+    session = json.loads(out.read_text())
+    session["constraints"] = {"extra": [{"metric": "qualty", "op": ">=", "value": 0.5}]}
+    out.write_text(json.dumps(session))
+    continued = cli("tune", "--resume", out, "--budget", "1", "--min-quality", "0.5")
+    assert continued.returncode == 2 and f"error: {out}: the session's objective names metric 'qualty'" in \
+        continued.stderr, continued.stderr

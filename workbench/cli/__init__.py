@@ -82,7 +82,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_RUN_FAILED
     except WorkbenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from workbench.cli.objective_flags import naming_flags
+
+        print(f"error: {naming_flags(args, exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `show ... | head`: the reader has all it wanted
         silence(sys.stdout)  # the interpreter's final flush must not fail again

@@ -84,6 +84,48 @@ def objective_from_args(args: argparse.Namespace, base: Any = None, source: str 
     return constraints, weights
 
 
+#: The named limits' flags and the metric each bounds.
+LIMIT_FLAGS = (("max_latency_ms", "--max-latency-ms", "latency_ms"), ("max_memory_mb", "--max-memory-mb", "memory_mb"),
+               ("min_quality", "--min-quality", "quality"))
+
+
+def flags_naming(args: argparse.Namespace, metric: str) -> list[str]:
+    """The objective flags of this command line that name ``metric``, as typed (``--min-quality
+    0.9``, ``--constraint quality>=0.9``): an error about the metric names them, since a person
+    who typed ``--min-quality`` was told of a metric ``'quality'`` they never wrote."""
+    from workbench.core.domain.objective import Bound
+
+    flags = [f"{flag} {getattr(args, attr):g}" for attr, flag, named in LIMIT_FLAGS
+             if named == metric and getattr(args, attr, None) is not None]
+    for text in getattr(args, "constraint", None) or ():
+        try:
+            if Bound.parse(text).metric == metric:
+                flags.append(f"--constraint {text}")
+        except WorkbenchError:  # (refused on its own before any metric is checked)
+            pass
+    for text in getattr(args, "weight", None) or ():
+        if text.partition("=")[0].strip() == metric:
+            flags.append(f"--weight {text}")
+    flags += [f"--{flag} {metric}" for flag in ("maximize", "minimize") if metric in (getattr(args, flag, None) or ())]
+    objectives = getattr(args, "objectives", None)
+    if isinstance(objectives, str) and metric in (part.strip() for part in objectives.split(",")):
+        flags.append(f"--objectives {objectives}")
+    return flags
+
+
+def naming_flags(args: argparse.Namespace, error: WorkbenchError) -> str:
+    """``error`` said with the flags that named its metric first (see :func:`flags_naming`), where
+    it is about a metric the command line named (not one a session file names: that message
+    names the file)."""
+    from workbench.core.domain.metrics import UnknownMetric
+
+    if isinstance(error, UnknownMetric) and error.asked == "metric":
+        flags = flags_naming(args, error.metric)
+        if flags:
+            return f"{', '.join(flags)}: {error}"
+    return str(error)
+
+
 def direction_only_notes(args: argparse.Namespace, weights: Any, session: Any) -> list[str]:
     """For ``--maximize M`` / ``--minimize M`` with no weight on M (and M no objective of a front):
     the flag gives a direction only, and the score ranks by the other weights. A person who typed

@@ -201,6 +201,20 @@ def parse_direction(value: object, what: str) -> int:
     raise WorkbenchError(f"{what}: direction {value!r} must be 'maximize' or 'minimize'")
 
 
+class UnknownMetric(WorkbenchError):
+    """A metric no trial reports and the backend does not declare (most likely a typo).
+
+    ``metric`` is the name and ``asked`` what asked for it as the message says it (``metric``
+    unless a caller named the source, such as a session file): a caller that knows which of its
+    inputs named the metric (the command line's ``--min-quality``) says so, where the check
+    itself, shared by every caller, cannot."""
+
+    def __init__(self, message: str, metric: str, asked: str) -> None:
+        super().__init__(message)
+        self.metric = metric
+        self.asked = asked
+
+
 #: The one metric every successful measurement reports (``measurement.LATENCY``).
 ALWAYS_REPORTED = "latency_ms"
 
@@ -243,9 +257,9 @@ def check_metrics(
             elif metric == "time":  # a Kernel Tuner record's own field name
                 guess = (" (an imported Kernel Tuner record's time is 'kt_time_ms', the median of its repetitions "
                          "'latency_ms')" if "kt_time_ms" in names else " (a kernel's time is 'latency_ms')")
-            raise WorkbenchError(
+            raise UnknownMetric(
                 f"{what} {metric!r}: no trial reports it and the backend does not declare it{guess}; "
-                f"known metrics: {', '.join(names) or 'none'}"
+                f"known metrics: {', '.join(names) or 'none'}", metric, what
             )
         if names is None and metric not in METRICS:
             warnings.append(
