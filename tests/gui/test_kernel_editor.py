@@ -1175,3 +1175,40 @@ def test_the_expressions_table_is_greyed_out_for_another_reference_kind(editor, 
     assert not editor.ref_table.isEnabled()
     kinds.setCurrentIndex(kinds.findData("expression"))
     assert editor.ref_table.isEnabled() and editor.ref_table.toolTip() == ""
+
+
+def test_ctrl_z_in_a_table_undoes_a_removed_row_or_a_typed_cell_and_ctrl_shift_z_redoes_it(editor, qtbot):
+    """The editor's tables had no undo: Remove row on a slot lost its values, doc and default for
+    good (the source and restriction fields undo, the tables did not). A removed row also
+    re-checked nothing: a restriction on the removed slot was not said to name an unknown one."""
+    from PySide6.QtWidgets import QPushButton
+
+    type_saxpy(editor, qtbot)
+    editor.wait_for_check()
+    table = editor.slots_table
+    before = [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())]
+    remove = next(b for b in table.parent().findChildren(QPushButton) if b.text() == "Remove row")
+    table.setFocus()
+    table.setCurrentCell(1, 1)
+    remove.click()
+    assert table.rowCount() == 1 and editor.isWindowModified()
+    assert "items" in editor.restriction_status.text()  # the restriction names a slot no longer there
+
+    def rows():
+        return [[table.item(r, c).text() for c in range(table.columnCount())] for r in range(table.rowCount())]
+
+    qtbot.keyClick(table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert rows() == before and "items" not in editor.restriction_status.text()
+    qtbot.keyClick(table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert table.rowCount() == 1
+    qtbot.keyClick(table, Qt.Key.Key_Y, Qt.KeyboardModifier.ControlModifier)  # nothing more to redo
+    assert table.rowCount() == 1
+    qtbot.keyClick(table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    table.item(0, 1).setText("64, 128")  # a typed cell is a step of its own
+    assert editor.spec()["slots"][0]["values"] == [64, 128]
+    qtbot.keyClick(table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert rows() == before and editor.spec()["slots"][0]["values"] == [32, 64, 128, 256, 512, 1024]
+    editor.new_kernel()  # another template: no step back into the one before
+    opened = rows()
+    qtbot.keyClick(table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    assert rows() == opened

@@ -35,6 +35,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.fs import resolved
 from workbench.core.model.template_drafts import save_draft
+from workbench.gui.table_history import TableHistory
 from workbench.core.model.template_headers import header_copies, template_file_names, write_headers
 from workbench.core.domain.macros import scan_macros
 from workbench.core.domain.templates import global_functions
@@ -363,8 +364,14 @@ class KernelEditor(QMainWindow):
             edit.textChanged.connect(lambda _text, e=edit: self._check_expression_field(e))
         self.restrictions.textChanged.connect(self._changed)
         self.restrictions.textChanged.connect(self.check_restrictions)
+        #: Ctrl+Z and Ctrl+Shift+Z in each table, by id() of the table (see workbench.gui.table_history)
+        self.histories: dict[int, TableHistory] = {}
         for table in (self.slots_table, self.problem_table, self.args_table, self.ref_table):
             table.itemChanged.connect(self._changed)
+            # a row added or removed is an edit too (removing a slot's row re-checked nothing)
+            table.model().rowsInserted.connect(self._rows_changed)
+            table.model().rowsRemoved.connect(self._rows_changed)
+            self.histories[id(table)] = TableHistory(table, self._rows_changed)
         # a renamed slot or problem parameter is a name the restrictions may (no longer) use
         self.slots_table.itemChanged.connect(self.check_restrictions)
         self.problem_table.itemChanged.connect(self.check_restrictions)
@@ -476,8 +483,9 @@ class KernelEditor(QMainWindow):
         self.check_restrictions()
         self._changed()
 
-    @staticmethod
-    def _fill(table: QTableWidget, rows: list[tuple[Any, ...]]) -> None:
+    def _fill(self, table: QTableWidget, rows: list[tuple[Any, ...]], undoable: bool = False) -> None:
+        """Fill ``table`` with ``rows``: a step Ctrl+Z undoes when ``undoable`` (the form keeping
+        rows in step with others), else the table's history starts again (a template opened)."""
         table.blockSignals(True)
         table.setRowCount(0)
         for values in rows:
@@ -487,6 +495,9 @@ class KernelEditor(QMainWindow):
                 table.setItem(row, column, _item(value))
         table.blockSignals(False)
         _fit_names(table)
+        history = self.histories.get(id(table))
+        if history is not None:
+            history.record() if undoable else history.reset()
 
     def spec(self) -> dict[str, Any]:
         """The spec the form describes; cells that cannot be read become problems (``form_problems``)."""
@@ -635,6 +646,15 @@ class KernelEditor(QMainWindow):
             return True
         return answer == QMessageBox.StandardButton.Discard
 
+    def _rows_changed(self, *_: Any) -> None:
+        """A table's rows changed as a whole (a row added or removed, an undo): what a cell's edit
+        sets off, for any table, while the form is not being filled."""
+        if self._loading or any(t.signalsBlocked() for t in (self.slots_table, self.problem_table,
+                                                              self.args_table, self.ref_table)):
+            return
+        self._changed()
+        self.check_restrictions()
+
     def _changed(self, *_: Any) -> None:
         if self._loading:
             return
@@ -666,7 +686,7 @@ class KernelEditor(QMainWindow):
         gone, new = [n for n in old if n not in outputs], [n for n in outputs if n not in old]
         renamed = {new[0]: old[gone[0]]} if len(gone) == 1 and len(new) == 1 else {}
         self._fill(self.ref_table, [(name, old[name] if name in old else renamed.get(name, self._ref_memory.get(name, "")))
-                                    for name in outputs])
+                                    for name in outputs], undoable=True)
 
     def names(self) -> list[str]:
         """Names restrictions and geometry may use: slots and problem parameters."""
