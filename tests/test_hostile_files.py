@@ -1019,3 +1019,23 @@ def test_a_session_cannot_pass_the_simulators_or_a_replays_timings_off_as_measur
         path = tmp_path / f"{kind}.json"
         save_session(Session(kernel="k", backend=backend, device=device), path)
         assert provenance(load_session(path).device) == kind
+
+
+@pytest.mark.parametrize("literal", ["Infinity", "-Infinity", "NaN"])
+def test_show_json_writes_a_non_finite_detail_as_null_not_an_invalid_literal(literal: str, tmp_path: Path, cli) -> None:
+    """A trial's details hold what the file's writer put there, and the json module reads
+    ``Infinity``; ``show --json --trials`` printed it back as ``Infinity``, which ``jq`` and strict
+    readers refuse, with exit status 0. It is null, as a save writes it."""
+    doc = session_doc()
+    doc["trials"][1]["details"] = {"error": {"max_abs": 12345.5}, "ok": [1.0, 2.0]}
+    text = json.dumps(doc).replace("12345.5", literal).replace("2.0]", f"{literal}]")
+    (tmp_path / "s.json").write_text(text)
+    shown = cli("show", tmp_path / "s.json", "--json", "--trials")
+    assert shown.returncode == 0, shown.stderr
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"invalid JSON literal {constant}")
+
+    document = json.loads(shown.stdout, parse_constant=refuse)
+    details = next(t for t in document["trial_list"] if t.get("details"))["details"]
+    assert details == {"error": {"max_abs": None}, "ok": [1.0, None]}

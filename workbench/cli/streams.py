@@ -18,8 +18,18 @@ from workbench.core.stop_signals import STOP_SIGNALS
 
 def print_json(document: Any) -> None:
     """``document`` as indented JSON on stdout in one write: ``json.dump`` writes piece by piece
-    (1.7 million writes for the trial list of an 18,000-trial session, most of ``show --json``'s time)."""
-    sys.stdout.write(json.dumps(document, indent=2) + "\n")
+    (1.7 million writes for the trial list of an 18,000-trial session, most of ``show --json``'s time).
+
+    Strict JSON: a NaN or infinity (a file's trial details hold what its writer put there; the
+    json module reads ``Infinity``) is written as null, as a session save writes it, never as the
+    ``NaN`` / ``Infinity`` literals a strict reader (``jq``, most languages) refuses."""
+    try:
+        text = json.dumps(document, indent=2, allow_nan=False)
+    except ValueError:
+        from workbench.core.domain.session import finite_or_none
+
+        text = json.dumps(finite_or_none(document), indent=2, allow_nan=False)
+    sys.stdout.write(text + "\n")
 
 
 def silence(stream: Any) -> None:

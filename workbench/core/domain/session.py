@@ -256,16 +256,16 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
 
 
-def _finite_or_none(value: Any) -> Any:
+def finite_or_none(value: Any) -> Any:
     """Replace NaN / infinities (not valid JSON) by null, recursively."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {k: _finite_or_none(v) for k, v in value.items()}
+        return {k: finite_or_none(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_finite_or_none(v) for v in value]
+        return [finite_or_none(v) for v in value]
     if isinstance(value, np.generic):
-        return _finite_or_none(value.item())
+        return finite_or_none(value.item())
     return value
 
 
@@ -282,7 +282,7 @@ def _dumps(obj: Any) -> str:
     try:
         return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default)
     except ValueError:
-        return json.dumps(_finite_or_none(obj), separators=(",", ":"), allow_nan=False, default=_json_default)
+        return json.dumps(finite_or_none(obj), separators=(",", ":"), allow_nan=False, default=_json_default)
 
 
 class IntTooLong(ValueError):
