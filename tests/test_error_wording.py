@@ -6,6 +6,8 @@ window names its controls). See ``workbench/core/errors.py``.
 
 from __future__ import annotations
 
+import shlex
+
 import json
 import pickle
 import shutil
@@ -70,10 +72,13 @@ def _sim(**fields: object) -> object:
                       backend_options={"compile": "estimate"}, **fields)
 
 
-def test_a_template_folder_not_given_is_named_by_flag_and_by_the_menu(tmp_path: Path) -> None:
+@pytest.mark.parametrize("name", ["mine", "my kernels \u00fc"])
+def test_a_template_folder_not_given_is_named_by_flag_and_by_the_menu(tmp_path: Path, name: str) -> None:
+    """A folder whose name has a space is quoted in the command the message proposes (pasted
+    unquoted, it was two arguments), and named as it is in the sentence and in the window."""
     from workbench.runner.controller import RunRequest, resume_run, start_run
 
-    folder = tmp_path / "mine"
+    folder = tmp_path / name
     shutil.copytree(ROOT / "docs" / "examples" / "saxpy", folder)
     spec = folder / "saxpy.kernel.json"
     (folder / "my_saxpy.kernel.json").write_text(spec.read_text().replace('"name": "saxpy"', '"name": "my_saxpy"'))
@@ -84,7 +89,8 @@ def test_a_template_folder_not_given_is_named_by_flag_and_by_the_menu(tmp_path: 
     with pytest.raises(WorkbenchError) as refused:
         resume_run(path, RunRequest(budget=2))
     cli, window = _both(refused.value)
-    assert cli.endswith(f"(the session's template came from {folder}: use --kernel-dir {folder} to run code from there)")
+    assert cli.endswith(f"(the session's template came from {folder}: use --kernel-dir {shlex.quote(str(folder))} "
+                        "to run code from there)")
     assert window.endswith(f"use File > Open kernel folder... on {folder} to run code from there)")
 
 
@@ -262,7 +268,8 @@ def test_a_backend_the_kernel_cannot_run_on_is_named_by_flag_and_by_the_backend_
          f"File > Open kernel folder... on {tmp_path / 'gone'}: ", "not a folder"),
         # a folder whose name reads like a setting is shown as it is
         (dict(kernel="vector_add", backend="sim", kernel_dirs=[str(tmp_path / "{budget}")]),
-         f"--kernel-dir {tmp_path / '{budget}'}: ", "not a folder",
+         # (quoted as a shell takes it, so that the command can be pasted)
+         f"--kernel-dir {shlex.quote(str(tmp_path / '{budget}'))}: ", "not a folder",
          f"File > Open kernel folder... on {tmp_path / '{budget}'}: ", "not a folder"),
     ]
     try:

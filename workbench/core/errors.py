@@ -67,6 +67,17 @@ def _flag(flag: str) -> Wording:
     return lambda value: f"{flag} {value}" if value else flag
 
 
+def _path_flag(flag: str) -> Wording:
+    """A flag whose value is a path, quoted as a shell takes it where it holds a space, a quote or
+    a brace (a folder named ``my kernels``), so that the command a message proposes can be pasted.
+    (Other settings' values are words of the message: ``--strategy tpe, annealing or random``.)"""
+    return lambda value: f"{flag} {shlex.quote(value) if value not in ('FILE', 'DIR') else value}" if value else flag
+
+
+#: Settings whose value is a path (see :func:`_path_flag`).
+PATH_SETTINGS = ("kernel_dir", "replay")
+
+
 #: The command ``pip install`` puts on the path (``[project.scripts]``).
 INSTALLED_COMMAND = "kernel-workbench"
 
@@ -88,7 +99,7 @@ def command_name() -> str:
 #: person's yes to run a continued session's python benchmark (naming its file to ``tune``), and
 #: ``{new_session}``, a run that starts a session of its own.
 FLAG_WORDING: dict[str, Wording] = {
-    **{key: _flag(flag) for key, flag in SETTING_FLAGS.items()},
+    **{key: (_path_flag if key in PATH_SETTINGS else _flag)(flag) for key, flag in SETTING_FLAGS.items()},
     # (a path with spaces quoted, so the command can be pasted)
     "benchmark_code": lambda value: f"name it to run its code (tune {shlex.quote(value) if value else 'FILE'} --resume ...)",
     "new_session": lambda value: "a new run (tune KERNEL or tune --replay FILE)",
