@@ -1763,3 +1763,20 @@ def test_the_check_says_when_the_python_reference_file_is_missing(tmp_path):
     (tmp_path / "_saxpy_reference.py").write_text("raise SystemExit('never run by the check')\n")
     report = check_draft(spec, SOURCE, folder=tmp_path, compile_default=False)
     assert not [d for d in report.diagnostics if d.severity == "error"]
+
+
+def test_conditions_in_a_reference_expression_apply_per_element_as_comparisons_do():
+    """``and``, ``or``, ``not`` and ``x if c else y`` passed the check and then failed when the
+    reference ran ("the truth value of an array ... is ambiguous. Use a.any()", which no
+    expression can follow). They apply per element, meaning what they mean for numbers; ``@`` and
+    bitwise operators are refused with what to write instead."""
+    u, v = np.array([1.0, -2.0, 3.0, 0.0]), np.array([0.0, 1.0, 2.0, 5.0])
+    for text, expected in (("u if u > 0 else -u", np.abs(u)), ("u > 0 and v > 0", [0, 0, 1, 0]),
+                           ("u < 0 or v > 4", [0, 1, 0, 1]), ("not u", [0, 0, 0, 1]), ("u and v", [0, 1, 2, 0]),
+                           ("u or v", [1, -2, 3, 5]), ("u > 0 and v > 0 and u < 2", [0, 0, 0, 0]),
+                           ("u * 2 if n > 3 else u", u * 2)):
+        assert compile_array_expression(text, ["u", "v", "n"])({"u": u, "v": v, "n": 4}).tolist() == list(expected), text
+    for text, said in (("u @ v", "@ is not allowed; use matmul(a, b)"), ("u | v", "bitwise operators"),
+                       ("~u", "a condition is negated with not")):
+        with pytest.raises(RestrictionError, match=re.escape(said)):
+            compile_array_expression(text, ["u", "v"])

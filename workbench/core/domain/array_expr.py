@@ -137,6 +137,49 @@ class _ArrayCompiler(ExpressionCompiler):
             return made, KIND_NUM
         return (lambda env: fn(*(a(env) for a in args))), KIND_NUM
 
+    # Conditions apply per element, as NumPy's comparisons do: Python's own ``and``, ``or``, ``not``
+    # and ``x if c else y`` ask an array for one truth value and fail when the reference runs
+    # ("the truth value of an array ... is ambiguous. Use a.any()", advice no expression can
+    # follow), though the check let them through. Per element they mean what they mean for
+    # numbers: ``a and b`` is b where a holds, else a.
+    def _BoolOp(self, node: ast.BoolOp, depth: int) -> tuple[Any, str]:
+        parts = tuple(self.compile(value, depth)[0] for value in node.values)
+        if isinstance(node.op, ast.And):
+            def and_(env: Mapping[str, Any]) -> Any:
+                result = parts[-1](env)
+                for part in reversed(parts[:-1]):
+                    value = part(env)
+                    result = np.where(value, result, value)
+                return result
+
+            return and_, KIND_NUM
+
+        def or_(env: Mapping[str, Any]) -> Any:
+            result = parts[-1](env)
+            for part in reversed(parts[:-1]):
+                value = part(env)
+                result = np.where(value, value, result)
+            return result
+
+        return or_, KIND_NUM
+
+    def _UnaryOp(self, node: ast.UnaryOp, depth: int) -> tuple[Any, str]:
+        if isinstance(node.op, ast.Not):
+            operand, _ = self.compile(node.operand, depth)
+            return (lambda env: np.logical_not(operand(env))), KIND_NUM
+        return super()._UnaryOp(node, depth)
+
+    def _IfExp(self, node: ast.IfExp, depth: int) -> tuple[Any, str]:
+        test, _ = self.compile(node.test, depth)
+        body, _ = self.compile(node.body, depth)
+        orelse, _ = self.compile(node.orelse, depth)
+        return (lambda env: np.where(test(env), body(env), orelse(env))), KIND_NUM
+
+    def refused_operator(self, op: ast.operator) -> str:
+        if isinstance(op, ast.MatMult):
+            return "@ is not allowed; use matmul(a, b)"
+        return super().refused_operator(op)
+
     def _Subscript(self, node: ast.Subscript, depth: int) -> tuple[Any, str]:
         value, _ = self.compile(node.value, depth)
         index = self._index(node.slice, depth)

@@ -329,12 +329,19 @@ class ExpressionCompiler:
             if isinstance(node.op, ast.USub):
                 return (lambda env: -_num(operand(env), text)), KIND_NUM
             return (lambda env: +_num(operand(env), text)), KIND_NUM
-        raise self.fail(node, "bitwise operators are not allowed")
+        raise self.fail(node, "bitwise operators (~) are not allowed; a condition is negated with not")
+
+    def refused_operator(self, op: ast.operator) -> str:
+        """Why a binary operator outside :data:`_BINOPS` is refused, with what to write instead."""
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)):
+            return "bitwise operators (& | ^ << >>) are not allowed; conditions combine with and, or, not"
+        return ("only the arithmetic operators + - * / // % ** are allowed (besides comparisons, and, or, not, "
+                "and x if c else y)")
 
     def _BinOp(self, node: ast.BinOp, depth: int) -> tuple[Node, str]:
         entry = _BINOPS.get(type(node.op))
         if entry is None:
-            raise self.fail(node, "only the operators + - * / // % ** are allowed")
+            raise self.fail(node, self.refused_operator(node.op))
         op, symbol = entry
         left, lkind = self.compile(node.left, depth)
         right, rkind = self.compile(node.right, depth)
