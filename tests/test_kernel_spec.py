@@ -1143,6 +1143,14 @@ def test_one_broken_spec_leaves_the_folders_other_templates_usable(tmp_path, cli
     assert checked.returncode == 0, checked.stderr
     refused = cli("tune", "half", "--kernel-dir", folder, "--backend", "sim", "--budget", "4", "--out", tmp_path / "h.json")
     assert refused.returncode == 2 and f"half{SPEC_SUFFIX}" in refused.stderr and not (tmp_path / "h.json").exists()
+    whole = cli("check-kernels", "--kernel-dir", folder, "--sample", "0", "--quiet")  # the good one checked, the half named
+    assert whole.returncode == 2 and whole.stdout.startswith("kernel ") and "\nsaxpy " in whole.stdout
+    assert f"half{SPEC_SUFFIX}" in whole.stderr
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    shutil.move(folder / f"half{SPEC_SUFFIX}", alone)
+    only = cli("check-kernels", "--kernel-dir", alone, "--quiet")  # its error alone, no empty table above it
+    assert only.returncode == 2 and only.stdout == "" and only.stderr.startswith("error: ") and "half" in only.stderr
 
 
 def test_a_user_template_named_like_a_shipped_one_says_that_it_replaces_it(tmp_path, cli):

@@ -239,7 +239,7 @@ def cmd_check_kernels(args: argparse.Namespace) -> int:
                             workers=args.workers or os.cpu_count() or 1, progress=progress)
     if args.json:
         print_json([r.to_dict() for r in results])
-    else:
+    elif results:  # (a folder whose only spec does not load: its error alone, not a table of nothing above it)
         print(format_check_table(results))
     _report_uncomputable(templates.values())
     if library is None:
