@@ -951,3 +951,24 @@ def test_an_export_whose_name_says_another_kind_of_file_is_said(cli, tmp_path) -
                                      "JSON (a .json name fits it)") in done.stderr.splitlines(), done.stderr
     for fmt, name in (("header", "x.cuh"), ("header", "x.h"), ("cuda", "x.cu"), ("json", "x.txt")):
         assert "note: --out" not in cli("export", session, "--format", fmt, "--out", tmp_path / name).stderr
+
+
+def test_a_one_value_flag_given_twice_with_two_values_is_refused_naming_both(cli, tmp_path: Path) -> None:
+    """argparse kept the last of ``--budget 10 ... --budget 20`` without a word: a script that set a
+    flag in two places ran with whichever came later. Two values are refused, naming both; the
+    same value twice is that value."""
+    out = tmp_path / "s.json"
+    for args, said in ((["tune", "vector_add", "--budget", "10", "--budget", "20", "--out", out],
+                        "error: --budget given twice (10 and 20); give it once (python main.py tune --help)"),
+                       (["tune", "vector_add", "--backend", "sim", "--out", out, "--out", tmp_path / "t.json"],
+                        "error: --out given twice"),
+                       (["show", out, "--max-latency-ms", "1", "--max-latency-ms", "2.5"],
+                        "error: --max-latency-ms given twice (1 and 2.5); give it once")):
+        refused = cli(*args)
+        assert refused.returncode == 2 and said in refused.stderr, refused.stderr
+        assert not out.exists()
+    done = cli("tune", "vector_add", "--backend", "sim", "--executor", "inline", "--budget", "3", "--budget", "3",
+               "--out", out, "--quiet")
+    assert done.returncode == 0, done.stderr
+    shown = cli("show", out, "--json", "--max-latency-ms", "1", "--max-latency-ms", "1.0")
+    assert shown.returncode == 0 and json.loads(shown.stdout)["constraints"]["max_latency_ms"] == 1.0

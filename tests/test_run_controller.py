@@ -637,7 +637,8 @@ def test_counts_beyond_64_bits_are_refused_before_a_session_is_written(cli, tmp_
     out = tmp_path / "s.json"
     for flag, value in (("--budget", "20000000000000000000"), ("--patience", "99999999999999999999"),
                         ("--budget", str(2**63))):
-        line = one_line_error(cli("tune", TRIVIAL, "--budget", "2", flag, value, "--out", str(out)))
+        budget = [] if flag == "--budget" else ["--budget", "2"]
+        line = one_line_error(cli("tune", TRIVIAL, *budget, flag, value, "--out", str(out)))
         assert value in line and "2**63-1" in line
         assert not out.exists() and not journal_path(out).exists()
     new_trivial(out, 2)

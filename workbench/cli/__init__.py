@@ -23,7 +23,7 @@ from workbench.cli.export import cmd_export
 from workbench.cli.files import check_file_names
 from workbench.cli.gui_command import cmd_gui
 from workbench.cli.library import cmd_check_kernels, cmd_import_kt, cmd_kernels
-from workbench.cli.parser import EXIT_BAD_INPUT, EXIT_RUN_FAILED, build_parser
+from workbench.cli.parser import EXIT_BAD_INPUT, EXIT_RUN_FAILED, GIVEN, build_parser
 from workbench.cli.show import cmd_show
 from workbench.cli.streams import (
     StdoutForScripts, StopSignals, Terminated, closed_streams_to_devnull, log_records_said, silence,
@@ -51,6 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         sys.stdout = output
         args, extra = parser.parse_known_args(argv)
+        vars(args).pop(GIVEN, None)  # (what the parse noted to refuse a flag given twice)
     except SystemExit as exc:
         if exc.code in (0, None):  # their text is the output, and must have gone out
             output.flush()

@@ -90,6 +90,30 @@ def _add_objective_flags(parser: argparse.ArgumentParser, objectives: bool = Tru
                                  "latency_ms,memory_mb; tune --objectives none: one score (a continued session's too)")
 
 
+class _StoreOnce(argparse._StoreAction):
+    """A flag that takes one value refuses a second, different one (``--budget 10 ... --budget
+    20``): argparse keeps the last without a word, so a script that set a flag in two places ran
+    with whichever came later, as repeated ``--weight`` did before it was refused. The same value
+    twice is one value. What was given is noted in the namespace under :data:`GIVEN`, which the
+    command line's ``main`` takes out again."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        given: dict[str, Any] = namespace.__dict__.setdefault(GIVEN, {})
+        if self.dest in given and given[self.dest] != values:
+            parser.error(f"{option_string} given twice ({_shown(given[self.dest])} and {_shown(values)}); give it once")
+        given[self.dest] = values
+        super().__call__(parser, namespace, values, option_string)
+
+
+#: The namespace attribute in which :class:`_StoreOnce` notes the values given.
+GIVEN = "_given_once"
+
+
+def _shown(value: Any) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose usage errors are one line, as every other refusal is: argparse's own
     prints the whole usage (twenty lines for ``tune``) before the ``error:`` line, burying it. The
@@ -102,6 +126,8 @@ class _Parser(argparse.ArgumentParser):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("allow_abbrev", False)  # (the subcommands' parsers are of this class too)
         super().__init__(*args, **kwargs)
+        self.register("action", "store", _StoreOnce)
+        self.register("action", None, _StoreOnce)  # (a flag declared without an action stores)
 
     def error(self, message: str) -> NoReturn:
         text = " ".join(message.split()) + self._guess(message)
