@@ -1212,3 +1212,61 @@ def test_ctrl_z_in_a_table_undoes_a_removed_row_or_a_typed_cell_and_ctrl_shift_z
     opened = rows()
     qtbot.keyClick(table, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     assert rows() == opened
+
+
+def test_undo_steps_are_what_one_action_did_to_the_tables_together(editor, qtbot, tmp_path):
+    """Each table undoing on its own broke three ways: Detect (which fills rows unseen) merged
+    with the edit before it, so one Ctrl+Z undid both and redo brought back one; a ``.cu`` opened
+    left its detected rows as steps, so the first Ctrl+Z emptied a parameter's name; and undoing
+    in the reference table, whose rows follow the arguments, was synced back at once, leaving
+    undo with nothing to do. One history over the four tables takes one action as one step."""
+    control, shift = Qt.KeyboardModifier.ControlModifier, Qt.KeyboardModifier.ShiftModifier
+
+    def rows(table):
+        return [[table.item(r, c).text() if table.item(r, c) else "" for c in range(table.columnCount())]
+                for r in range(table.rowCount())]
+
+    def keys(table, modifiers):
+        editor._show_page_of(table)
+        table.setFocus()
+        qtbot.keyClick(table, Qt.Key.Key_Z, modifiers)
+
+    slots, args, ref = editor.slots_table, editor.args_table, editor.ref_table
+    slots.item(0, 4).setText("my doc")
+    edited = rows(slots)
+    editor.source.setPlainText(editor.source.toPlainText().replace("blockIdx.x * BLOCK_SIZE",
+                                                                   "blockIdx.x * BLOCK_SIZE * ITEMS"))
+    assert editor.detect_slots() == ["items"]
+    detected = rows(slots)
+    keys(slots, control)
+    assert rows(slots) == edited  # the detected row alone went
+    keys(slots, control | shift)
+    assert rows(slots) == detected
+
+    row = next(r for r in range(args.rowCount()) if args.item(r, 1).text() == "in")
+    name = args.item(row, 0).text()
+    args.item(row, 1).setText("out")  # an input made an output: its reference row comes with it
+    ref.item([r[0] for r in rows(ref)].index(name), 1).setText(f"{name} * 3")
+    typed = rows(ref)
+    keys(args, control)  # the expression typed, undone from the arguments' table
+    keys(args, control)  # the kind: the reference row goes with it
+    assert name not in [r[0] for r in rows(ref)] and args.item(row, 1).text() == "in"
+    keys(args, control | shift)
+    keys(args, control | shift)
+    assert rows(ref) == typed
+    keys(ref, control)  # from the reference table just as well
+    assert [name, ""] in rows(ref) and args.item(row, 1).text() == "out"
+    keys(ref, control | shift)
+    assert rows(ref) == typed
+
+    folder = tmp_path / "cu"
+    folder.mkdir()
+    (folder / "k2.cu").write_text('extern "C" __global__ void k2(const float* x, float* y)\n{\n'
+                                  "    const long long i = (long long)blockIdx.x * BLOCK_SIZE * ITEMS + threadIdx.x;\n"
+                                  "    if (i < PROBLEM_N) y[i] = x[i] * 2.0f;\n}\n")
+    editor.open_folder(folder)
+    opened = [rows(t) for t in (slots, editor.problem_table, args, ref)]
+    assert opened[1] and opened[1][0][0] == "n"
+    for table in (editor.problem_table, slots):
+        keys(table, control)  # nothing to undo: what the open detected is the opened state
+    assert [rows(t) for t in (slots, editor.problem_table, args, ref)] == opened and not editor.modified()

@@ -35,7 +35,7 @@ from workbench.core.domain.kernel_spec import (
 )
 from workbench.core.fs import resolved
 from workbench.core.model.template_drafts import save_draft
-from workbench.gui.table_history import TableHistory
+from workbench.gui.table_history import TablesHistory
 from workbench.core.model.template_headers import header_copies, template_file_names, write_headers
 from workbench.core.domain.macros import scan_macros
 from workbench.core.domain.templates import global_functions
@@ -364,14 +364,15 @@ class KernelEditor(QMainWindow):
             edit.textChanged.connect(lambda _text, e=edit: self._check_expression_field(e))
         self.restrictions.textChanged.connect(self._changed)
         self.restrictions.textChanged.connect(self.check_restrictions)
-        #: Ctrl+Z and Ctrl+Shift+Z in each table, by id() of the table (see workbench.gui.table_history)
-        self.histories: dict[int, TableHistory] = {}
-        for table in (self.slots_table, self.problem_table, self.args_table, self.ref_table):
+        tables = (self.slots_table, self.problem_table, self.args_table, self.ref_table)
+        for table in tables:
             table.itemChanged.connect(self._changed)
             # a row added or removed is an edit too (removing a slot's row re-checked nothing)
             table.model().rowsInserted.connect(self._rows_changed)
             table.model().rowsRemoved.connect(self._rows_changed)
-            self.histories[id(table)] = TableHistory(table, self._rows_changed)
+        #: Ctrl+Z and Ctrl+Shift+Z in the tables (after the connections above: a step is taken once
+        #: the form has kept the reference rows in step with an edit)
+        self.table_history = TablesHistory(tables, self._rows_changed)
         # a renamed slot or problem parameter is a name the restrictions may (no longer) use
         self.slots_table.itemChanged.connect(self.check_restrictions)
         self.problem_table.itemChanged.connect(self.check_restrictions)
@@ -482,10 +483,12 @@ class KernelEditor(QMainWindow):
         self._saved_state = self._state()
         self.check_restrictions()
         self._changed()
+        self.table_history.reset()  # (another template: no step back into the one before)
 
     def _fill(self, table: QTableWidget, rows: list[tuple[Any, ...]], undoable: bool = False) -> None:
-        """Fill ``table`` with ``rows``: a step Ctrl+Z undoes when ``undoable`` (the form keeping
-        rows in step with others), else the table's history starts again (a template opened)."""
+        """Fill ``table`` with ``rows``: with the edit that led to it, a step Ctrl+Z undoes when
+        ``undoable`` (the form keeping rows in step with others); else the filler (a template
+        opened) starts the history again once done."""
         table.blockSignals(True)
         table.setRowCount(0)
         for values in rows:
@@ -495,9 +498,8 @@ class KernelEditor(QMainWindow):
                 table.setItem(row, column, _item(value))
         table.blockSignals(False)
         _fit_names(table)
-        history = self.histories.get(id(table))
-        if history is not None:
-            history.record() if undoable else history.reset()
+        if undoable:
+            self.table_history.record()
 
     def spec(self) -> dict[str, Any]:
         """The spec the form describes; cells that cannot be read become problems (``form_problems``)."""
@@ -955,6 +957,7 @@ class KernelEditor(QMainWindow):
         self._changed()
         if added:
             _fit_names(self.slots_table)
+        self.table_history.record()  # what was detected is one step (its slot rows went in unseen)
         return added
 
     # --- files and runs -----------------------------------------------------------------------------
@@ -1156,6 +1159,7 @@ class KernelEditor(QMainWindow):
         finally:
             self._saved_state = self._state()  # what was detected is the opened state, not an edit
             self.setWindowModified(False)
+            self.table_history.reset()  # (nor a step to undo)
 
     def choose_and_open(self) -> None:
         """A template (its ``.kernel.json``) or a CUDA source to open: a file, not a folder, since
