@@ -721,3 +721,24 @@ def test_arrow_keys_on_the_closed_metric_picker_open_its_list_and_add_nothing(wi
     view.setCurrentIndex(box.model().index(box.findText("merit"), 0))
     qtbot.keyClick(view, Qt.Key.Key_Return)
     qtbot.waitUntil(lambda: "merit" in panel.weight_rows, timeout=5000)
+
+
+def test_a_limit_typed_in_scientific_notation_is_that_number(window, qtbot, tmp_path):
+    """Qt's own check of the box took no ``e`` and dropped it and the sign after it unseen: ``1e-2``
+    typed then Tab set a latency limit of 12 ms. It is 0.01, as the same number typed in full;
+    a number with more decimals than the box shows is not taken, as in full it is not either."""
+    from PySide6.QtCore import Qt
+
+    window.open_session(_sim_session(tmp_path / "e.json"))
+    spin = window.objective_panel.limits["max_latency_ms"].spin
+    window.activateWindow()
+    for typed, limit in (("1e-2", 0.01), ("2.5E-1", 0.25), ("1e1", 10.0)):
+        spin.setFocus()
+        spin.selectAll()
+        qtbot.keyClick(spin, Qt.Key.Key_Delete)
+        qtbot.keyClicks(spin, typed)
+        qtbot.keyClick(spin, Qt.Key.Key_Tab)
+        assert window.model.constraints.max_latency_ms == limit, (typed, spin.text())
+    assert spin.validate("1e-", 3)[0].name == "Intermediate"  # on the way to a number
+    assert spin.validate(f"1e-{spin.decimals() + 1}", 4)[0].name == "Intermediate"  # finer than the box shows
+    assert spin.validate("1e-2x", 5)[0].name == "Invalid"

@@ -9,6 +9,7 @@ landscapes span orders of magnitude.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from typing import Any, Callable, Iterable
 
@@ -52,6 +53,21 @@ def _labels(text: str) -> list[str] | None:
         return None
 
 
+#: A number in scientific notation, whole (``1e-2``) and on the way to one (``1e``, ``1.5e-``).
+_EXPONENT = re.compile(r"(?:\d+\.?\d*|\.\d+)e[+-]?\d{1,3}")
+_EXPONENT_START = re.compile(r"(?:\d+\.?\d*|\.\d+)e[+-]?")
+
+
+def _exponent_value(typed: str, point: str) -> float | None:
+    """The number ``typed`` in scientific notation, with the locale's decimal ``point``; None when
+    it is not one."""
+    text = typed.replace(point, ".")
+    if not _EXPONENT.fullmatch(text):
+        return None
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
 class LimitSpinBox(QDoubleSpinBox):
     """A limit's entry box, as wide as the values its slider spans.
 
@@ -91,7 +107,24 @@ class LimitSpinBox(QDoubleSpinBox):
             return QValidator.State.Acceptable, text, position
         if off.startswith(typed):  # "", "o", "of": on the way to it
             return QValidator.State.Intermediate, text, position
+        if "e" in typed:
+            return self._validate_exponent(typed), text, position
         return super().validate(text, position)
+
+    def _validate_exponent(self, typed: str) -> QValidator.State:
+        """A limit in scientific notation (``1e-2``, ``2.5E3``): Qt's own validation took no ``e``
+        and dropped it and the sign after it unseen, so ``1e-2`` typed became a limit of 12. It is
+        taken where it is a number in the box's range with no more decimals than the box shows,
+        as the same number typed in full would be; on the way to one (``1e``, ``1e-``) it waits."""
+        point = self.locale().decimalPoint()
+        if _EXPONENT_START.fullmatch(typed.replace(point, ".")):
+            return QValidator.State.Intermediate
+        value = _exponent_value(typed, point)
+        if value is None:
+            return QValidator.State.Invalid
+        if not self.minimum() <= value <= self.maximum() or round(value, self.decimals()) != value:
+            return QValidator.State.Intermediate
+        return QValidator.State.Acceptable
 
     def fixup(self, text: str) -> str:  # Qt override: Enter on an emptied box is "off"
         return self.specialValueText() if not text.strip() else super().fixup(text)
@@ -99,7 +132,8 @@ class LimitSpinBox(QDoubleSpinBox):
     def valueFromText(self, text: str) -> float:  # Qt override
         if text.strip().lower() == self.specialValueText().lower():
             return self.minimum()
-        return super().valueFromText(text)
+        value = _exponent_value(text.strip().lower(), self.locale().decimalPoint()) if "e" in text.lower() else None
+        return value if value is not None else super().valueFromText(text)
 
     def textFromValue(self, value: float) -> str:  # Qt override
         """The value at the box's decimals without trailing zeros: the box takes as many decimals
