@@ -1782,9 +1782,46 @@ def test_conditions_in_a_reference_expression_apply_per_element_as_comparisons_d
     for text, expected in (("u if u > 0 else -u", np.abs(u)), ("u > 0 and v > 0", [0, 0, 1, 0]),
                            ("u < 0 or v > 4", [0, 1, 0, 1]), ("not u", [0, 0, 0, 1]), ("u and v", [0, 1, 2, 0]),
                            ("u or v", [1, -2, 3, 5]), ("u > 0 and v > 0 and u < 2", [0, 0, 0, 0]),
-                           ("u * 2 if n > 3 else u", u * 2)):
-        assert compile_array_expression(text, ["u", "v", "n"])({"u": u, "v": v, "n": 4}).tolist() == list(expected), text
+                           ("u * 2 if n > 3 else u", u * 2), ("0 < u < 2", [1, 0, 0, 0]),
+                           ("u in (1, 3)", [1, 0, 1, 0]), ("u not in (1, 3)", [0, 1, 0, 1]),
+                           # a condition that is one number picks as Python does, computing only its pick
+                           ("u[1:] if n > 3 else u", u[1:]), ("u[n] if n < 4 else 0", 0.0),
+                           ("n > 9 and u[n]", 0.0), ("n < 9 or u[n]", 1.0)):
+        got = compile_array_expression(text, ["u", "v", "n"])({"u": u, "v": v, "n": 4}).tolist()
+        assert got == (list(expected) if np.ndim(expected) else expected), text
     for text, said in (("u @ v", "@ is not allowed; use matmul(a, b)"), ("u | v", "bitwise operators"),
                        ("~u", "a condition is negated with not")):
         with pytest.raises(RestrictionError, match=re.escape(said)):
             compile_array_expression(text, ["u", "v"])
+
+
+def test_a_reference_cannot_broadcast_small_inputs_into_a_huge_array(tmp_path, cli):
+    """Inputs of shapes (n, 1) and (1, n) broadcast to n x n: ``x * y`` at n = 25,000 took 5 GB (in
+    the window's own process, for the editor's check) before the shape was found wrong. Every
+    element-wise result is bounded before it is made, by the larger of the inputs and the output
+    (an outer product's output is n x n by design), and so is a matmul's result and work."""
+    n = 25_000
+    column, row = np.ones((n, 1)), np.ones((1, n))
+    for text in ("x * y", "x < y", "where(x > 0, x, y)", "maximum(x, y)", "x if x > 0 else y", "x > 0 and y > 0",
+                 "0 < x < y", "sum(matmul(x, y), 1)"):
+        with pytest.raises(RestrictionError, match=r"would make 625,000,000 elements \(shape \(25000, 25000\)\)"):
+            compile_array_expression(text, ["x", "y"])({"x": column, "y": row})
+    with pytest.raises(RestrictionError, match=r"matmul\(\) would take 8,000,000,000 multiply-adds"):
+        compile_array_expression("matmul(x, y)", ["x", "y"])({"x": np.ones((2000, 2000)), "y": np.ones((2000, 2000))})
+    # an outer product the output is declared as: made, as the output's size allows
+    small = np.ones((1500, 1)), np.ones((1, 1500))
+    outer = compile_array_expression("x * y", ["x", "y"])({"x": small[0], "y": small[1]}, (1500, 1500))
+    assert outer.shape == (1500, 1500)
+    assert compile_array_expression("matmul(x, y)", ["x", "y"])({"x": small[0], "y": small[1]}, (1500, 1500)).shape \
+        == (1500, 1500)
+    # through the spec: one line, no gigabytes
+    folder = tmp_path / "bc"
+    shutil.copytree(ROOT / "docs" / "examples" / "saxpy", folder)
+    path = folder / "saxpy.kernel.json"
+    spec = json.loads(path.read_text())
+    spec["problem"]["n"] = {"default": n, "small": n, "doc": "elements"}
+    spec["args"][0]["shape"], spec["args"][1]["shape"] = ["n", "1"], ["1", "n"]
+    spec["reference"]["outputs"]["out"] = "x * y"
+    path.write_text(json.dumps(spec))
+    checked = cli("check-kernels", "--kernel-dir", folder, "--quiet", "--sample", "0")
+    assert checked.returncode != 0 and "would make 625,000,000 elements" in checked.stdout + checked.stderr

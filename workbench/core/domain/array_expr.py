@@ -12,13 +12,24 @@ arguments (float64 arrays or scalars) and the problem parameters.
 from __future__ import annotations
 
 import ast
+import math
 from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 
 from workbench.core.domain import pysyntax
 from workbench.core.errors import RestrictionError
-from workbench.core.domain.expr import KIND_NUM, MAX_TEXT, ExpressionCompiler, refuse_hidden_characters
+from workbench.core.domain.expr import (
+    BINARY_OPERATORS,
+    COMPARISONS,
+    KIND_NUM,
+    KIND_STR,
+    MAX_INT_BITS,
+    MAX_TEXT,
+    EvaluationError,
+    ExpressionCompiler,
+    refuse_hidden_characters,
+)
 
 #: NumPy functions a reference may call, with the (min, max) number of positional arguments.
 FUNCTIONS: dict[str, tuple[Callable[..., Any] | None, int, int]] = {  # None: special-cased below
@@ -41,9 +52,71 @@ MADE_PER_INPUT = 4
 MIN_MADE = 1 << 20
 
 
+#: The key under which :class:`ArrayExpression` passes its output's size to the checks (not an
+#: identifier: no name of an expression can be it).
+_OUTPUT_ELEMENTS = "output elements"
+
+
 def _made_limit(env: Mapping[str, Any]) -> int:
     largest = max((int(np.size(v)) for v in env.values() if isinstance(v, np.ndarray)), default=0)
-    return max(MIN_MADE, MADE_PER_INPUT * largest)
+    return max(MIN_MADE, MADE_PER_INPUT * max(largest, int(env.get(_OUTPUT_ELEMENTS, 0))))
+
+
+#: The most multiply-adds one ``matmul`` may take (its result within the limit above, a long
+#: shared dimension could still hold the checking window for minutes).
+MATMUL_WORK = 1 << 32
+
+
+def _bounded(text: str, env: Mapping[str, Any], *values: Any) -> None:
+    """Refuse, before computing it, an element-wise result of ``values`` (broadcast together)
+    larger than the reference may make (:func:`_made_limit`): inputs of shapes ``(n, 1)`` and
+    ``(1, n)`` broadcast to ``n x n``, gigabytes from a few hundred kilobytes of inputs, in the
+    process that checks the template (the window's own, for the editor). Shapes that do not
+    broadcast are left to NumPy's own error."""
+    try:
+        shape = np.broadcast_shapes(*(np.shape(v) for v in values))
+    except ValueError:
+        return
+    _refuse_size(text, env, shape, "would make")
+
+
+def _refuse_size(text: str, env: Mapping[str, Any], shape: tuple[int, ...], what: str) -> None:
+    size, limit = math.prod(shape), _made_limit(env)
+    if size > limit:
+        raise RestrictionError(f'expression "{text}": {what} {size:,} elements (shape {shape}), more than {limit:,} '
+                               f"({MADE_PER_INPUT} x the largest input or output): a reference computes arrays the size of "
+                               "its inputs and outputs")
+
+
+def _bounded_matmul(text: str, env: Mapping[str, Any], a: Any, b: Any) -> Any:
+    """``matmul(a, b)`` once its result and its work are known to be within bounds (see :func:`_bounded`)."""
+    left, right = np.shape(a), np.shape(b)
+    if not left or not right:
+        return np.matmul(a, b)  # (NumPy refuses a scalar in words)
+    lhs = (1, *left) if len(left) == 1 else left
+    rhs = (*right, 1) if len(right) == 1 else right
+    try:
+        batch = np.broadcast_shapes(lhs[:-2], rhs[:-2])
+    except ValueError:
+        return np.matmul(a, b)  # (NumPy says which shapes do not match)
+    _refuse_size(text, env, (*batch, lhs[-2], rhs[-1]), "matmul() would make")
+    work = math.prod((*batch, lhs[-2], lhs[-1], rhs[-1]))
+    if work > MATMUL_WORK:
+        raise RestrictionError(f'expression "{text}": matmul() would take {work:,} multiply-adds, more than '
+                               f"{MATMUL_WORK:,}: a reference is checked in the window's own process")
+    return np.matmul(a, b)
+
+
+def _member(a: Any, listed: Any) -> Any:
+    return np.isin(a, list(listed))
+
+
+def _not_member(a: Any, listed: Any) -> Any:
+    return np.isin(a, list(listed), invert=True)
+
+
+#: Functions whose arguments broadcast together element by element (see :func:`_bounded`).
+_BROADCASTING = frozenset({"minimum", "maximum", "where", "clip"})
 
 
 def _arange_size(*bounds: Any) -> int:
@@ -84,13 +157,16 @@ class ArrayExpression:
         self.names = names
         self._fn = fn
 
-    def __call__(self, values: Mapping[str, Any]) -> np.ndarray:
+    def __call__(self, values: Mapping[str, Any], output_shape: Iterable[int] = ()) -> np.ndarray:
         """The expression's value; a :class:`RestrictionError` quoting it when NumPy cannot compute
         it for these inputs (a zero slice step, shapes that do not broadcast, an index out of range),
-        which only the inputs can tell, so it is found when the reference first runs."""
+        which only the inputs can tell, so it is found when the reference first runs.
+        ``output_shape``: the output it computes, which may be larger than any input (an outer
+        product): arrays up to a multiple of the larger of the two are made (see :func:`_bounded`)."""
+        env = {**values, _OUTPUT_ELEMENTS: math.prod(output_shape)} if output_shape else values
         try:
             with np.errstate(all="ignore"):
-                return np.asarray(self._fn(values), dtype=np.float64)
+                return np.asarray(self._fn(env), dtype=np.float64)
         except RestrictionError:
             raise
         except MemoryError:
@@ -130,38 +206,96 @@ class _ArrayCompiler(ExpressionCompiler):
                 size, limit = size_of(*values), _made_limit(env)
                 if size > limit:
                     raise RestrictionError(f'expression "{text}": {name}() would make {size:,} elements, more than '
-                                           f"{limit:,} ({MADE_PER_INPUT} x the largest input): a reference computes "
-                                           "outputs the size of its inputs")
+                                           f"{limit:,} ({MADE_PER_INPUT} x the largest input or output): a reference computes "
+                                           "arrays the size of its inputs and outputs")
                 return fn(*values)
 
             return made, KIND_NUM
+        text = self.text
+        if func.id == "matmul":
+            first, second = args
+            return (lambda env: _bounded_matmul(text, env, first(env), second(env))), KIND_NUM
+        if func.id in _BROADCASTING:
+            def broadcast(env: Mapping[str, Any]) -> Any:
+                values = [a(env) for a in args]
+                _bounded(text, env, *values)
+                return fn(*values)
+
+            return broadcast, KIND_NUM
         return (lambda env: fn(*(a(env) for a in args))), KIND_NUM
+
+    def _BinOp(self, node: ast.BinOp, depth: int) -> tuple[Any, str]:
+        entry = BINARY_OPERATORS.get(type(node.op))
+        if entry is None:
+            raise self.fail(node, self.refused_operator(node.op))
+        op, symbol = entry
+        (left, lkind), (right, rkind) = self.compile(node.left, depth), self.compile(node.right, depth)
+        if KIND_STR in (lkind, rkind):
+            raise self.fail(node, f"arithmetic ({symbol}) on text is not allowed")
+        text = self.text
+
+        def binop(env: Mapping[str, Any]) -> Any:
+            a, b = left(env), right(env)
+            _bounded(text, env, a, b)  # (before NumPy allocates what they broadcast to)
+            result = op(a, b)
+            if type(result) is int and result.bit_length() > MAX_INT_BITS:
+                raise EvaluationError(f"an intermediate integer beyond {MAX_INT_BITS} bits")
+            return result
+
+        return binop, KIND_NUM
+
+    def _Compare(self, node: ast.Compare, depth: int) -> tuple[Any, str]:
+        """Comparisons per element; a chain (``0 < u < 1``) holds where each of its links does, and
+        ``in`` / ``not in`` a literal list is membership per element."""
+        left, _ = self.compile(node.left, depth)
+        links: list[tuple[Callable[[Any, Any], Any], Callable[[Mapping[str, Any]], Any]]] = []
+        for op, comparator in zip(node.ops, node.comparators):
+            if isinstance(op, (ast.Is, ast.IsNot)):
+                raise self.fail(node, "'is' comparisons are not allowed; use == or !=")
+            if isinstance(op, (ast.In, ast.NotIn)):
+                right = self._literal_sequence(comparator)
+                links.append((_not_member if isinstance(op, ast.NotIn) else _member, right))
+            else:
+                links.append((COMPARISONS[type(op)], self.compile(comparator, depth)[0]))
+        text = self.text
+
+        def compare(env: Mapping[str, Any]) -> Any:
+            a, held = left(env), None
+            for cmp, right_fn in links:
+                b = right_fn(env)
+                _bounded(text, env, a, b, *(() if held is None else (held,)))
+                link = cmp(a, b)
+                held = link if held is None else np.logical_and(held, link)
+                a = b
+            return held
+
+        return compare, KIND_NUM
 
     # Conditions apply per element, as NumPy's comparisons do: Python's own ``and``, ``or``, ``not``
     # and ``x if c else y`` ask an array for one truth value and fail when the reference runs
     # ("the truth value of an array ... is ambiguous. Use a.any()", advice no expression can
     # follow), though the check let them through. Per element they mean what they mean for
-    # numbers: ``a and b`` is b where a holds, else a.
+    # numbers: ``a and b`` is b where a holds, else a. A condition that is one number (a problem
+    # parameter) decides as Python does, computing only what it picks: ``x[1:] if n > 4 else x``
+    # and ``x[n] if n < 8 else 0`` hold a branch that cannot be computed when not picked.
     def _BoolOp(self, node: ast.BoolOp, depth: int) -> tuple[Any, str]:
         parts = tuple(self.compile(value, depth)[0] for value in node.values)
-        if isinstance(node.op, ast.And):
-            def and_(env: Mapping[str, Any]) -> Any:
-                result = parts[-1](env)
-                for part in reversed(parts[:-1]):
+        text, conjunction = self.text, isinstance(node.op, ast.And)
+
+        def combined(env: Mapping[str, Any]) -> Any:
+            value = parts[0](env)
+            for part in parts[1:]:
+                if np.ndim(value) == 0:
+                    if bool(value) != conjunction:  # (False for and, True for or: decided)
+                        return value
                     value = part(env)
-                    result = np.where(value, result, value)
-                return result
+                    continue
+                following = part(env)
+                _bounded(text, env, value, following)
+                value = np.where(value, following, value) if conjunction else np.where(value, value, following)
+            return value
 
-            return and_, KIND_NUM
-
-        def or_(env: Mapping[str, Any]) -> Any:
-            result = parts[-1](env)
-            for part in reversed(parts[:-1]):
-                value = part(env)
-                result = np.where(value, value, result)
-            return result
-
-        return or_, KIND_NUM
+        return combined, KIND_NUM
 
     def _UnaryOp(self, node: ast.UnaryOp, depth: int) -> tuple[Any, str]:
         if isinstance(node.op, ast.Not):
@@ -173,7 +307,17 @@ class _ArrayCompiler(ExpressionCompiler):
         test, _ = self.compile(node.test, depth)
         body, _ = self.compile(node.body, depth)
         orelse, _ = self.compile(node.orelse, depth)
-        return (lambda env: np.where(test(env), body(env), orelse(env))), KIND_NUM
+        text = self.text
+
+        def choose(env: Mapping[str, Any]) -> Any:
+            condition = test(env)
+            if np.ndim(condition) == 0:
+                return body(env) if condition else orelse(env)
+            values = condition, body(env), orelse(env)
+            _bounded(text, env, *values)
+            return np.where(*values)
+
+        return choose, KIND_NUM
 
     def refused_operator(self, op: ast.operator) -> str:
         if isinstance(op, ast.MatMult):

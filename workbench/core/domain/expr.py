@@ -117,6 +117,10 @@ _CMPOPS: dict[type, Callable[[Any, Any], bool]] = {
     ast.In: lambda a, b: a in b,
     ast.NotIn: lambda a, b: a not in b,
 }
+#: The operators an expression may use, by operator node type, for the array expressions'
+#: compiler (which evaluates them per element): binary ones as (function, symbol), comparisons.
+BINARY_OPERATORS = _BINOPS
+COMPARISONS = _CMPOPS
 
 _REFUSED: dict[type, str] = {
     ast.Attribute: "attribute access is not allowed",

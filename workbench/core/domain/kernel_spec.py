@@ -793,7 +793,7 @@ class _Builder:
                 assert shape_of is not None  # out and inout arguments always have a shape
                 shape = shape_of(p)
                 try:
-                    value = e(env)
+                    value = e(env, tuple(shape))
                 except WorkbenchError as exc:
                     raise SpecError(str(exc), *where[out], path) from None
                 try:
