@@ -1231,17 +1231,18 @@ def test_undo_steps_are_what_one_action_did_to_the_tables_together(editor, qtbot
         table.setFocus()
         qtbot.keyClick(table, Qt.Key.Key_Z, modifiers)
 
-    slots, args, ref = editor.slots_table, editor.args_table, editor.ref_table
+    slots, args, ref, problem = editor.slots_table, editor.args_table, editor.ref_table, editor.problem_table
     slots.item(0, 4).setText("my doc")
-    edited = rows(slots)
+    edited = rows(slots), rows(problem)
     editor.source.setPlainText(editor.source.toPlainText().replace("blockIdx.x * BLOCK_SIZE",
-                                                                   "blockIdx.x * BLOCK_SIZE * ITEMS"))
+                                                                   "blockIdx.x * BLOCK_SIZE * ITEMS + PROBLEM_M"))
     assert editor.detect_slots() == ["items"]
-    detected = rows(slots)
+    detected = rows(slots), rows(problem)
+    assert detected[1][-1][0] == "m"  # a problem parameter found too
     keys(slots, control)
-    assert rows(slots) == edited  # the detected row alone went
+    assert (rows(slots), rows(problem)) == edited  # what Detect added alone went, in one step
     keys(slots, control | shift)
-    assert rows(slots) == detected
+    assert (rows(slots), rows(problem)) == detected
 
     row = next(r for r in range(args.rowCount()) if args.item(r, 1).text() == "in")
     name = args.item(row, 0).text()

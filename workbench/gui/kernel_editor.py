@@ -948,13 +948,16 @@ class KernelEditor(QMainWindow):
             added.append(slot.name)
         self.slots_table.blockSignals(False)
         params = {_cell(self.problem_table, r, 0) for r in range(self.problem_table.rowCount())}
+        self.problem_table.blockSignals(True)  # (one step to undo, taken below: not a row, then its name)
         for pname, _line in scan.problem:
             if pname not in params:
                 row = self.problem_table.rowCount()
                 self.problem_table.insertRow(row)
                 self.problem_table.setItem(row, 0, _item(pname))
+        self.problem_table.blockSignals(False)
         self.source.highlighter.set_slots([s.macro for s in scan.slots])
         self._changed()
+        self.check_restrictions()  # (a parameter added is a name the restrictions may use)
         if added:
             _fit_names(self.slots_table)
         self.table_history.record()  # what was detected is one step (its slot rows went in unseen)
