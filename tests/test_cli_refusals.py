@@ -963,7 +963,9 @@ def test_a_one_value_flag_given_twice_with_two_values_is_refused_naming_both(cli
                        (["tune", "vector_add", "--backend", "sim", "--out", out, "--out", tmp_path / "t.json"],
                         "error: --out given twice"),
                        (["show", out, "--max-latency-ms", "1", "--max-latency-ms", "2.5"],
-                        "error: --max-latency-ms given twice (1 and 2.5); give it once")):
+                        "error: --max-latency-ms given twice (1 and 2.5); give it once"),
+                       (["show", "--portability", "a.json", "b.json", "--portability", "c.json"],
+                        "error: --portability given twice (a.json b.json and c.json); give it once")):
         refused = cli(*args)
         assert refused.returncode == 2 and said in refused.stderr, refused.stderr
         assert not out.exists()

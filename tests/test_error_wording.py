@@ -366,3 +366,14 @@ def test_a_name_is_never_its_own_suggestion() -> None:
 
     assert did_you_mean("rowsum2", ["rowsum2", "softmax"]) == ""
     assert did_you_mean("rowsum2", ["rowsum2", "rowsum"]) == " (did you mean 'rowsum'?)"
+
+
+def test_a_recording_path_a_message_proposes_to_replay_is_quoted(tmp_path: Path, cli) -> None:
+    """``tune sgemm --replay "my rec/pn poly.json"`` proposed ``tune --replay my rec/pn poly.json``
+    (three arguments, pasted); quoted as --kernel-dir paths are."""
+    folder = tmp_path / "my rec"
+    folder.mkdir()
+    recording = folder / "pn poly.json"
+    shutil.copy(Path(__file__).parent / "fixtures" / "kt_cache_small.json", recording)
+    refused = cli("tune", "sgemm", "--replay", recording, "--budget", "3", "--out", tmp_path / "r.json")
+    assert refused.returncode == 2 and f"tune --replay {shlex.quote(str(recording))}" in refused.stderr, refused.stderr

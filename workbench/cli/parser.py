@@ -111,7 +111,14 @@ GIVEN = "_given_once"
 
 
 def _shown(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
+    """A flag's value as it was typed, near enough: a number as short as it reads back exactly,
+    several values (``--portability A B``) side by side."""
+    if isinstance(value, list):
+        return " ".join(_shown(v) for v in value)
+    if isinstance(value, float):
+        short = f"{value:g}"
+        return short if float(short) == value else repr(value)
+    return str(value)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -71,11 +71,11 @@ def _path_flag(flag: str) -> Wording:
     """A flag whose value is a path, quoted as a shell takes it where it holds a space, a quote or
     a brace (a folder named ``my kernels``), so that the command a message proposes can be pasted.
     (Other settings' values are words of the message: ``--strategy tpe, annealing or random``.)"""
-    return lambda value: f"{flag} {shlex.quote(value) if value not in ('FILE', 'DIR') else value}" if value else flag
+    return lambda value: f"{flag} {shlex.quote(value)}" if value else flag  # (FILE, DIR stay as they are)
 
 
 #: Settings whose value is a path (see :func:`_path_flag`).
-PATH_SETTINGS = ("kernel_dir", "replay")
+PATH_SETTINGS = ("kernel_dir", "replay", "replay_new", "import_kt")
 
 
 #: The command ``pip install`` puts on the path (``[project.scripts]``).
