@@ -26,7 +26,7 @@ from workbench.cli import main as cli_main
 from workbench.core.model.compiler import compile_cuda
 from workbench.core.model.gpus import list_gpus, load_gpu
 from workbench.core.model.perfmodel import launch_check, register_cap
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import TemplateError, WorkbenchError
 from workbench.core.io.export import (
     FORMATS,
     export_sessions,
@@ -182,6 +182,10 @@ def test_what_the_export_alone_does_not_carry_is_said(sessions: dict[str, Sessio
     assert defined_by_options(options) == {"RESTRICT": "", "NL": '"\\n"', "ONE": "1"}
     written = export_text(plan_export([session], templates={"reduce_sum": dataclasses.replace(template, compile_options=options)}), "cuda")
     assert "#define RESTRICT\n#define TWICE(x) ((x)*2)\n#define NL \"\\n\"\n#define GONE 1\n#undef GONE\n#define ONE 1\n" in written
+    # a value its #define line cannot hold is refused where the template is made, as a spec's is
+    for bad in (("-DFOO=1\\", "-DSCALE=2.0f"), ("-D", "FOO=1/*")):
+        with pytest.raises(TemplateError, match="would join the next line|would open a comment"):
+            dataclasses.replace(template, compile_options=bad)
     zeroed = [line for line in cuda.splitlines() if "(zero it before every launch)" in line]
     assert {line.split(":")[0].strip("/ ") for line in zeroed} == {a.name for a in template.args if a.reset == "zero"}
     assert plan.recommended.trial.measurement.details.get("estimated") is True

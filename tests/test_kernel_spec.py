@@ -326,6 +326,10 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     (lambda s: s.__setitem__("dynamic_smem", "-4"), "dynamic_smem", '"-4"'),
     (lambda s: s.__setitem__("compile_options", [5]), "compile_options[0]", None),
     (lambda s: s.__setitem__("compile_options", [["-O3"]]), "compile_options[0]", None),
+    # an exported .cu writes each -D as a #define line: a trailing backslash joined the next one to it
+    # (the next -D lost, other arithmetic than measured), a /* commented out the lines after it
+    (lambda s: s.__setitem__("compile_options", ["-DFOO=1\\", "-DSCALE=2.0f"]), "compile_options", None),
+    (lambda s: s.__setitem__("compile_options", ["-D", "FOO=1/*"]), "compile_options", None),
 ])
 def test_a_bad_spec_names_its_field_and_line(tmp_path, edit, field, line_text):
     spec = json.loads(json.dumps(SPEC))

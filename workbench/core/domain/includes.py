@@ -145,6 +145,22 @@ def macro_options(options: Sequence[str]) -> list[tuple[str, str | None]]:
     return out
 
 
+def macro_option_problem(options: Sequence[str]) -> str | None:
+    """Why a ``-D`` of ``options`` cannot be written as the ``#define`` line an export gives it
+    (None when each can): a body ending in a backslash continues that line into the next one (an
+    exported ``.cu`` defined ``-DFOO=1\\`` and lost the ``#define`` after it, compiling other
+    arithmetic than was measured), and a ``/*`` opens a comment that would run over the lines
+    after it. The compiler reads each option on its own, so neither shows until a file holds them."""
+    for head, body in macro_options(options):
+        if body is None:
+            continue
+        if (body or head).rstrip().endswith("\\"):
+            return f"-D{head}={body}: a macro value ending in a backslash would join the next line of a #define"
+        if "/*" in head + body:
+            return f"-D{head}={body}: a macro value with /* would open a comment over the lines after its #define"
+    return None
+
+
 def defined_by_options(options: Sequence[str]) -> dict[str, str]:
     """The object-like macros the options leave defined (:func:`macro_options`), with their bodies."""
     out: dict[str, str] = {}

@@ -33,6 +33,7 @@ import numpy as np
 
 from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.domain.assignments import flushed_to_zero
+from workbench.core.domain.includes import macro_option_problem
 from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, WorkbenchError
 from workbench.core.fs import atomic_write, read_only, read_only_text, read_utf8, resolved, user_folder
 from workbench.core.domain.pysyntax import file_module_spec
@@ -563,6 +564,9 @@ class _Builder:
             if not option.isprintable():  # a line break would also end the comment an export quotes it in
                 raise self.fail(f"compile_options[{i}]", "must be one option on one line, without control "
                                 "characters", option)
+        problem = macro_option_problem(raw)
+        if problem is not None:
+            raise self.fail("compile_options", problem, " ".join(raw))
         return tuple(raw)
 
     def check_size(self, dims: list[Restriction], dtype: str, problems: Mapping[str, Mapping[str, Any]],

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol, Sequence
 import numpy as np
 
 from workbench.core.domain import pysyntax
-from workbench.core.domain.includes import MAX_INCLUDED_BYTES, headers_in_folder, without_comments
+from workbench.core.domain.includes import MAX_INCLUDED_BYTES, headers_in_folder, macro_option_problem, without_comments
 from workbench.core.errors import (SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, did_you_mean,
                                    exception_line)
 from workbench.core.fs import read_capped, read_utf8, resolved
@@ -1179,6 +1179,9 @@ def _validate_static(t: KernelTemplate) -> None:
     for option in t.compile_options:
         if not isinstance(option, str) or not option.isprintable():
             fail(f"compile option {option!r} must be one option on one line, without control characters")
+    problem = macro_option_problem(list(t.compile_options))
+    if problem is not None:
+        fail(f"compile options: {problem}")
     if set(t.small_problem) != set(t.problem):
         fail("small_problem must set exactly the problem parameters")
     unknown_default = set(t.default) - {s.name for s in t.slots}
