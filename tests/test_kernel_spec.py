@@ -1405,6 +1405,18 @@ def test_a_slot_whose_macro_c_or_its_headers_keep_is_refused(name):
         template_from_spec(spec, SOURCE)
 
 
+@pytest.mark.parametrize("name", ["workbench_tuned_saxpy_c00b0152_h", "workbench_target_nvidia_h200",
+                                  "workbench_dispatch_x_h"])
+def test_a_slot_named_like_an_exported_headers_own_macros_is_refused(name):
+    """The header export's include guard is predictable: a slot of that name redefined it (an
+    error under -pedantic-errors, a warning otherwise), as a slot named like a device selection
+    macro would pick a device in every file including it. Refused as a recording's name is."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"].append({"name": name, "values": [1, 2], "default": 1})
+    with pytest.raises(SpecError, match=f"slot {name} would define {name.upper()}, a name of the kind the workbench"):
+        template_from_spec(spec, SOURCE)
+
+
 def test_a_declarative_spec_takes_a_scratch_argument_as_the_docs_say(tmp_path):
     """own-kernel.md lists ``scratch`` among the argument kinds (a device workspace, not checked),
     as the Python template API has it, but the loader refused it."""

@@ -57,6 +57,18 @@ RESERVED_MACROS = frozenset({
 RESERVED_PREFIX = re.compile(r"_[A-Z]|__")
 
 
+#: Names the workbench's exports define themselves: include guards (``WORKBENCH_TUNED_..._H``,
+#: ``WORKBENCH_DISPATCH_..._H``) and a portable header's device selection (``WORKBENCH_TARGET_...``).
+EXPORT_MACRO_PREFIX = re.compile(r"WORKBENCH_(TUNED|DISPATCH|TARGET)_")
+
+
+def export_macro(name: str) -> bool:
+    """Whether ``name`` is of the kind an exported header defines (:data:`EXPORT_MACRO_PREFIX`): a
+    slot of that name redefined the header's include guard, or selected a device, in every file
+    including it."""
+    return bool(EXPORT_MACRO_PREFIX.match(name))
+
+
 def reserved_macro(name: str) -> bool:
     """Whether ``name`` may not be ``#define``d: one of :data:`RESERVED_MACROS`, or a name C and C++
     keep for themselves (``_`` and a capital, or two underscores)."""

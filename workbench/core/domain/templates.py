@@ -42,7 +42,7 @@ from workbench.core.domain.includes import MAX_INCLUDED_BYTES, headers_in_folder
 from workbench.core.errors import (SessionFormatError, TemplateError, UnknownTemplate, WorkbenchError, did_you_mean,
                                    exception_line)
 from workbench.core.fs import read_capped, read_utf8, resolved
-from workbench.core.domain.macros import macro_misuses, reserved_macro
+from workbench.core.domain.macros import export_macro, macro_misuses, reserved_macro
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace, Slot, Value
 
 Dim3 = tuple[int, int, int]
@@ -1145,6 +1145,9 @@ def _validate_static(t: KernelTemplate) -> None:
             fail(f"{owner} and {macros[macro]} would both define {macro}")
         if reserved_macro(macro):  # a slot "ndebug" became #define NDEBUG 0, turning assert() off
             fail(f"{owner} would define {macro}, a name C, C++ or the standard headers keep; rename it")
+        if export_macro(macro):
+            fail(f"{owner} would define {macro}, a name of the kind the workbench's exported headers define "
+                 "(their include guard, their device selection); rename it")
         macros[macro] = owner
 
     for slot in t.slots:

@@ -37,7 +37,7 @@ import numpy as np
 
 from workbench.core.errors import SpaceError, WorkbenchError, quoted, write_error
 from workbench.core.fs import atomic_write
-from workbench.core.domain.macros import reserved_macro
+from workbench.core.domain.macros import export_macro, reserved_macro
 from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, Provenance, is_arch_name, least_measured,
                                            provenance, provenance_tag)
 from workbench.core.domain.measurement import LATENCY, Trial
@@ -708,7 +708,7 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
     seen: dict[str, str] = {}
 
     def claim(macro: str, owner: str) -> None:
-        if reserved_macro(macro) or re.match(r"WORKBENCH_(TUNED|DISPATCH)_", macro):
+        if reserved_macro(macro) or export_macro(macro):
             raise WorkbenchError(f"{owner} would define {macro}, a name a header cannot define (the preprocessor's, "
                                  "the compiler's or this header's own); rename it to export a header")
         other = seen.setdefault(macro, owner)
