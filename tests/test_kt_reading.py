@@ -8,6 +8,7 @@ The old-rule sessions are written here as JSON, the way the earlier code saved t
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,8 @@ def test_a_recording_path_with_braces_is_named_as_it_is(tmp_path: Path) -> None:
     _cache_path, out = _old_replay(folder)
     with pytest.raises(WorkbenchError) as refused:
         resume_run(out, RunRequest(budget=2))
-    assert f"tune --replay {folder / 'c.json'})" in str(refused.value), str(refused.value)
+    # as it is, quoted for the shell as a path a message proposes is
+    assert f"tune --replay {shlex.quote(str(folder / 'c.json'))})" in str(refused.value), str(refused.value)
 
 
 def test_an_old_session_whose_figures_read_the_same_now_continues(tmp_path: Path) -> None:
