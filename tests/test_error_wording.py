@@ -6,10 +6,9 @@ window names its controls). See ``workbench/core/errors.py``.
 
 from __future__ import annotations
 
-import shlex
-
 import json
 import pickle
+import shlex
 import shutil
 from pathlib import Path
 
