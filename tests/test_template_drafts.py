@@ -164,3 +164,24 @@ def test_a_header_named_like_the_templates_own_files_is_refused_and_odd_names_ar
     # an include after a comment on its line is one too
     template = load_templates(save_draft(tmp_path / "d2", _example()[0], "/* x */ #include <cuda_fp16.h>\n" + source))["saxpy"]
     assert template.include_options
+
+
+def test_a_drafts_copies_are_named_with_the_files_they_came_from(tmp_path: Path) -> None:
+    """A run of a draft reads copies of the person's reference and headers; its errors are to name
+    their own files (the window maps them back), so the draft says which file each copy is of:
+    the copies only, not the draft's own spec and source."""
+    from workbench.core.model.template_drafts import draft_copies
+
+    spec, source = _example()
+    opened = tmp_path / "opened"
+    (opened / "inc").mkdir(parents=True)
+    (opened / "inc" / "a.h").write_text("#pragma once\n#define SCALE 1\n")
+    (opened / "saxpy.cu").write_text(source)  # the opened template's own source: no copy of it
+    (opened / "unused.h").write_text("#pragma once\n")  # not included: not copied
+    reference = tmp_path / "my ref.py"
+    reference.write_text("def reference(inputs, problem):\n    return {}\n")
+    with_header = '#include "inc/a.h"\n' + source
+    draft = save_draft(tmp_path / "drafts", spec, with_header, reference_file=reference, headers_from=opened)
+    assert draft_copies(draft, spec, reference, opened) == {draft / "_saxpy_reference.py": reference,
+                                                           draft / "inc" / "a.h": opened / "inc" / "a.h"}
+    assert draft_copies(draft, spec, None, None) == {}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -1271,3 +1272,30 @@ def test_undo_steps_are_what_one_action_did_to_the_tables_together(editor, qtbot
     for table in (editor.problem_table, slots):
         keys(table, control)  # nothing to undo: what the open detected is the opened state
     assert [rows(t) for t in (slots, editor.problem_table, args, ref)] == opened and not editor.modified()
+
+
+def test_a_run_that_fails_in_the_chosen_reference_names_the_persons_file_not_the_drafts_copy(
+        window, qtbot, tmp_path, monkeypatch):
+    """Tune runs a draft holding a copy of the chosen reference: its error named
+    ``.../template-drafts/saxpy-<hash>/_saxpy_reference.py``, a file the person never chose, and
+    editing it would change nothing. The run's error names their file."""
+    from PySide6.QtWidgets import QMessageBox
+
+    folder = tmp_path / "mine"
+    shutil.copytree(EXAMPLE, folder)
+    chosen = tmp_path / "my ref.py"
+    chosen.write_text("def reference(inputs, problem):\n    raise ValueError('my bug here')\n")
+    editor = window.open_kernel_editor()
+    qtbot.addWidget(editor)
+    editor.open_folder(folder)
+    editor.choose_reference(chosen)
+    said: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", staticmethod(lambda _w, _t, text, *a, **k: said.append(text)))
+    window.interactive = True
+    with qtbot.waitSignal(window.run_done, timeout=60_000) as done:
+        editor.tune(4)
+    window.interactive = False
+    assert done.args[0].reason == "error" and "template-drafts" in done.args[0].message  # the run's own record
+    assert said and f"{chosen}: reference(inputs, problem) raised ValueError: my bug here" in said[0], said
+    assert "template-drafts" not in said[0] and said[0].endswith("(the run read a copy of it in the kernel editor's drafts)")
+    editor.wait_for_check()

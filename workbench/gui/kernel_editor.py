@@ -34,7 +34,7 @@ from workbench.core.domain.kernel_spec import (
     spec_path, split_expressions, user_templates_dir,
 )
 from workbench.core.fs import resolved
-from workbench.core.model.template_drafts import save_draft
+from workbench.core.model.template_drafts import draft_copies, save_draft
 from workbench.gui.table_history import TablesHistory
 from workbench.core.model.template_headers import header_copies, template_file_names, write_headers
 from workbench.core.domain.macros import scan_macros
@@ -1207,11 +1207,12 @@ class KernelEditor(QMainWindow):
             raise WorkbenchError(str(self.form_problems[0]))
         check_template_name(str(spec.get("name") or ""))  # before anything is read or written
         reference = self._reference_to_copy(spec, self.drafts_dir())
+        headers = self.headers_folder()
         folder = save_draft(self.drafts_dir(), spec, self.source.toPlainText(), reference_file=reference,
-                            headers_from=self.headers_folder())
+                            headers_from=headers)
         run = {"kernel": spec["name"], "kernel_dirs": [str(folder)], "backend": "sim",
                "budget": int(budget or self.budget.value()), "seed": 0}
-        self.start_run_callback(run)
+        self.start_run_callback({**run, "copied_from": draft_copies(folder, spec, reference, headers)})
         return run
 
     def _reference_to_copy(self, spec: Mapping[str, Any], target: Path) -> Path | None:

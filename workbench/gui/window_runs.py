@@ -117,6 +117,10 @@ class WindowRuns(WindowFiles):
             raise WorkbenchError("a run is already going; stop it first")
         if self.opening is not None:  # it replaces the session this run would continue
             raise WorkbenchError(self._opening_refusal())
+        # files the run reads as copies of the person's (the kernel editor's draft of their
+        # reference and headers): named as the person knows them when the run ends in an error
+        run = dict(run)
+        copied_from = {str(k): str(v) for k, v in (run.pop("copied_from", None) or {}).items()}
         folders = run.get("kernel_dirs") or ()
         name = str(run.get("kernel") or "")
         if not folders and name in self.toolbar.kernel_folders and name not in available_kernels():
@@ -148,7 +152,7 @@ class WindowRuns(WindowFiles):
         except WorkbenchError:
             pass
         try:
-            self._start(run)
+            self._start(run, copied_from)
         except BaseException:
             if shown is not None:  # a refused run leaves the controls as they were, not showing it
                 try:
@@ -157,8 +161,8 @@ class WindowRuns(WindowFiles):
                     pass
             raise
 
-    def _start(self, run: dict[str, Any]) -> None:
-        """:meth:`start_run` once the controls show ``run``."""
+    def _start(self, run: dict[str, Any], copied_from: dict[str, str]) -> None:
+        """:meth:`start_run` once the controls show ``run`` (``copied_from``: see :meth:`_launch`)."""
         from workbench.runner import autosave
         from workbench.runner.controller import prepare_run
 
@@ -248,7 +252,7 @@ class WindowRuns(WindowFiles):
             if held is not None and held is not self._autosave_lock:
                 held.release()
             raise
-        self._launch(prepared)
+        self._launch(prepared, copied_from)
 
     def _run_output(self, kernel: str) -> tuple[Path, SessionLock | None]:
         """Where a run continuing the shown session writes, with the lock the window lends it: the
@@ -275,8 +279,11 @@ class WindowRuns(WindowFiles):
         if previous is not None and previous is not lock:
             previous.release()
 
-    def _launch(self, prepared: Any) -> None:
-        """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following it."""
+    def _launch(self, prepared: Any, copied_from: dict[str, str] | None = None) -> None:
+        """Run a prepared run (the controller's ``Run``) in the engine thread, the controls following
+        it. ``copied_from``: copies the run reads -> the files they were copied from (see
+        :meth:`_as_chosen`)."""
+        self._copied_from = dict(copied_from or {})
         self.engine_thread = EngineThread(prepared, self)
         self._run_closed = False
         # its timings are measured now (a session opened from a file was measured earlier)
@@ -683,8 +690,21 @@ class WindowRuns(WindowFiles):
             self._offered_rest = offered
         self._select_best_if_none()
         if result.reason == "error":
-            self._error("The run ended with an error", result.message.splitlines()[0] if result.message else "error")
+            self._error("The run ended with an error",
+                        self._as_chosen(result.message.splitlines()[0]) if result.message else "error")
         self.run_done.emit(result)
+
+    def _as_chosen(self, text: str) -> str:
+        """``text`` naming the person's own files where it names the copies the run read of them
+        (the kernel editor tunes a draft with copies of the reference and headers it was given):
+        an error in the reference named ``.../template-drafts/saxpy-08674953c65d/_saxpy_reference.py``,
+        a file the person never chose, and an edit there would change nothing."""
+        named = [copy for copy in getattr(self, "_copied_from", {}) if copy in text]
+        for copy in sorted(named, key=len, reverse=True):  # (a longer path first: one may hold another)
+            text = text.replace(copy, self._copied_from[copy])
+        if named:
+            text += " (the run read a copy of it in the kernel editor's drafts)"
+        return text
 
     def _run_saved_the_file(self) -> bool:
         """Whether the run that ended left the session's file holding all of it: the run wrote into

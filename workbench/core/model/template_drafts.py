@@ -78,3 +78,22 @@ def save_draft(drafts: Path, spec: Mapping[str, Any], source: str,
     finally:
         if staging.exists():
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def draft_copies(folder: Path, spec: Mapping[str, Any], reference_file: str | os.PathLike[str] | None,
+                 headers_from: Path | None) -> dict[Path, Path]:
+    """The files of the draft ``folder`` that :func:`save_draft` copied from the person's own
+    (its Python reference, the headers of ``headers_from``), each with the file it came from, for
+    messages to name those: a run's error in the reference named the draft's copy, which the
+    person never chose and whose edit would change nothing."""
+    copies: dict[Path, Path] = {}
+    name = str(spec.get("name") or "")
+    if reference_file is not None:
+        copies[folder / f"_{name}_reference.py"] = Path(reference_file)
+    if headers_from is not None:
+        own = set(template_file_names(spec))
+        for copy in folder.rglob("*"):
+            relative = copy.relative_to(folder)
+            if copy.is_file() and relative.as_posix() not in own and (headers_from / relative).is_file():
+                copies[copy] = headers_from / relative
+    return copies
