@@ -1033,7 +1033,7 @@ def test_a_reference_cannot_make_arrays_far_larger_than_its_inputs():
     check of a small problem at 3 GB, and a larger count would take the window's memory."""
     x = np.ones(4099)
     huge = compile_array_expression("a * x + y + sum(arange(4e8)) * 0", ["a", "x", "y"])
-    with pytest.raises(RestrictionError, match=r"arange\(\) would make 400,000,000 elements, more than 1,048,576"):
+    with pytest.raises(RestrictionError, match=r"arange\(\) would make 400,000,000 elements, more than 33,554,432"):
         huge({"a": 2.0, "x": x, "y": x})
     with pytest.raises(RestrictionError, match=r"pad\(\) would make"):
         compile_array_expression("sum(pad(x, 1e9)) + x", ["x"])({"x": x})
@@ -1822,8 +1822,18 @@ def test_a_reference_cannot_broadcast_small_inputs_into_a_huge_array(tmp_path, c
                  "0 < x < y", "sum(matmul(x, y), 1)"):
         with pytest.raises(RestrictionError, match=r"would make 625,000,000 elements \(shape \(25000, 25000\)\)"):
             compile_array_expression(text, ["x", "y"])({"x": column, "y": row})
-    with pytest.raises(RestrictionError, match=r"matmul\(\) would take 8,000,000,000 multiply-adds"):
-        compile_array_expression("matmul(x, y)", ["x", "y"])({"x": np.ones((2000, 2000)), "y": np.ones((2000, 2000))})
+    # a product of intermediates takes no more work than one of inputs and outputs of these sizes
+    # would; a GEMM of its inputs is computed at any size its inputs have
+    with pytest.raises(RestrictionError, match=r"matmul\(\) would take 68,719,476,736 multiply-adds"):
+        compile_array_expression("sum(matmul(x * y, x * y))", ["x", "y"])({"x": np.ones((4096, 1)),
+                                                                           "y": np.ones((1, 4096))})
+    gemm = compile_array_expression("matmul(a, b)", ["a", "b"])({"a": np.ones((1200, 900)), "b": np.ones((900, 1100))},
+                                                              (1200, 1100))
+    assert gemm.shape == (1200, 1100) and gemm[0, 0] == 900
+    # a pairwise intermediate of a few thousand points, summed as an n-body reference does
+    pairwise = compile_array_expression("sum(x * y, 1)", ["x", "y"])({"x": np.ones((3000, 1)), "y": np.ones((1, 3000))},
+                                                                    (3000,))
+    assert pairwise.shape == (3000,) and pairwise[0] == 3000
     # an outer product the output is declared as: made, as the output's size allows
     small = np.ones((1500, 1)), np.ones((1, 1500))
     outer = compile_array_expression("x * y", ["x", "y"])({"x": small[0], "y": small[1]}, (1500, 1500))
@@ -1841,3 +1851,25 @@ def test_a_reference_cannot_broadcast_small_inputs_into_a_huge_array(tmp_path, c
     path.write_text(json.dumps(spec))
     checked = cli("check-kernels", "--kernel-dir", folder, "--quiet", "--sample", "0")
     assert checked.returncode != 0 and "would make 625,000,000 elements" in checked.stdout + checked.stderr
+
+
+def test_a_reference_of_another_shape_than_its_output_is_refused_not_broadcast_into_it():
+    """A reference ``x * y`` of shape (n,) for an (n, n) output was broadcast into every row (and
+    ``matmul(x, y)``, one number, into every element is what one number does): an outer product's
+    natural slip passed, and every correct kernel then failed on a GPU. One number still fills
+    the output; any other shape is refused naming both."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["args"] = [{"name": "x", "kind": "in", "dtype": "float32", "shape": ["n"]},
+                    {"name": "y", "kind": "in", "dtype": "float32", "shape": ["n"]},
+                    {"name": "out", "kind": "out", "dtype": "float32", "shape": ["n", "n"]}]
+    spec["problem"] = {"n": {"default": 64, "small": 8}}
+    for text in ("x * y", "sum(x)"):
+        spec["reference"] = {"kind": "expression", "outputs": {"out": text}}
+        template = template_from_spec(spec, SOURCE)
+        problem = template.resolve_problem({})
+        inputs = template.make_inputs(problem, np.random.default_rng(0))
+        if text == "x * y":
+            with pytest.raises(SpecError, match=r"gives shape \(64,\), but output 'out' has shape \(64, 64\)"):
+                template.reference(inputs, problem)
+        else:
+            assert template.reference(inputs, problem)["out"].shape == (64, 64)

@@ -44,12 +44,14 @@ FUNCTIONS: dict[str, tuple[Callable[..., Any] | None, int, int]] = {  # None: sp
 }
 
 
-#: The most elements an array a reference makes from numbers (``arange``, ``pad``) may hold, as a
-#: multiple of its largest input (and at least ``MIN_MADE``): a reference computes outputs the
-#: size of its inputs, while ``arange(4e9)`` typed into a spec would take the memory of the window
-#: that checks it.
+#: The most elements any array a reference makes may hold (from numbers: ``arange``, ``pad``; by
+#: broadcasting: ``(n, 1) * (1, n)``), as a multiple of its largest input or output, and at least
+#: ``MIN_MADE`` (256 MiB of float64: a pairwise intermediate of a few thousand points, as an
+#: n-body or distance reference sums over). A reference computes outputs the size of its inputs,
+#: while ``arange(4e9)`` or a broadcast of two long vectors typed into a spec would take the
+#: memory of the window that checks it.
 MADE_PER_INPUT = 4
-MIN_MADE = 1 << 20
+MIN_MADE = 1 << 25
 
 
 #: The key under which :class:`ArrayExpression` passes its output's size to the checks (not an
@@ -57,14 +59,22 @@ MIN_MADE = 1 << 20
 _OUTPUT_ELEMENTS = "output elements"
 
 
-def _made_limit(env: Mapping[str, Any]) -> int:
+def _largest(env: Mapping[str, Any]) -> int:
+    """Elements of the largest input or output (see :class:`ArrayExpression`)."""
     largest = max((int(np.size(v)) for v in env.values() if isinstance(v, np.ndarray)), default=0)
-    return max(MIN_MADE, MADE_PER_INPUT * max(largest, int(env.get(_OUTPUT_ELEMENTS, 0))))
+    return max(largest, int(env.get(_OUTPUT_ELEMENTS, 0)))
 
 
-#: The most multiply-adds one ``matmul`` may take (its result within the limit above, a long
-#: shared dimension could still hold the checking window for minutes).
-MATMUL_WORK = 1 << 32
+def _made_limit(env: Mapping[str, Any]) -> int:
+    return max(MIN_MADE, MADE_PER_INPUT * _largest(env))
+
+
+#: The most multiply-adds one ``matmul`` may take: ``MATMUL_PER_SIZE`` x (largest input or output
+#: elements) ** 1.5, what a product of such inputs into such an output takes at most (a square
+#: GEMM of n x n matrices: n ** 3), and at least ``MIN_MATMUL_WORK``. Products of intermediates,
+#: each within the limit above, could otherwise hold the checking window for minutes.
+MATMUL_PER_SIZE = 2
+MIN_MATMUL_WORK = 1 << 30
 
 
 def _bounded(text: str, env: Mapping[str, Any], *values: Any) -> None:
@@ -101,9 +111,10 @@ def _bounded_matmul(text: str, env: Mapping[str, Any], a: Any, b: Any) -> Any:
         return np.matmul(a, b)  # (NumPy says which shapes do not match)
     _refuse_size(text, env, (*batch, lhs[-2], rhs[-1]), "matmul() would make")
     work = math.prod((*batch, lhs[-2], lhs[-1], rhs[-1]))
-    if work > MATMUL_WORK:
+    limit = max(MIN_MATMUL_WORK, int(MATMUL_PER_SIZE * _largest(env) ** 1.5))
+    if work > limit:
         raise RestrictionError(f'expression "{text}": matmul() would take {work:,} multiply-adds, more than '
-                               f"{MATMUL_WORK:,}: a reference is checked in the window's own process")
+                               f"{limit:,} (what a product of inputs and outputs of these sizes takes)")
     return np.matmul(a, b)
 
 

@@ -800,11 +800,14 @@ class _Builder:
                     value = e(env, tuple(shape))
                 except WorkbenchError as exc:
                     raise SpecError(str(exc), *where[out], path) from None
-                try:
-                    result[out] = np.array(np.broadcast_to(value, shape), dtype=np.float64)
-                except ValueError:
+                # one number fills the output; any other array must have its shape: NumPy would
+                # broadcast a row (n,) into every row of an (n, n) output, and a slip such as
+                # x * y for an outer product passed as a reference every correct kernel then failed
+                if value.size != 1 and value.shape != tuple(shape):
                     raise SpecError(f"gives shape {value.shape}, but output {out!r} has shape {tuple(shape)}",
-                                    *where[out], path) from None
+                                    *where[out], path)
+                result[out] = np.array(np.broadcast_to(value.reshape(()) if value.size == 1 else value, shape),
+                                       dtype=np.float64)
             return result
 
         return reference
