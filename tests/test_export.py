@@ -186,6 +186,9 @@ def test_what_the_export_alone_does_not_carry_is_said(sessions: dict[str, Sessio
     for bad in (("-DFOO=1\\", "-DSCALE=2.0f"), ("-D", "FOO=1/*")):
         with pytest.raises(TemplateError, match="would join the next line|would open a comment"):
             dataclasses.replace(template, compile_options=bad)
+    # a /* in a string or character literal opens no comment, and a backslash inside a value joins nothing
+    fine = ('-DGLOB="*/*.txt"', "-DPAT='/*'", "-DFOO=a\\b", "-DCOMMENT=1//x")
+    assert dataclasses.replace(template, compile_options=fine).compile_options == fine
     zeroed = [line for line in cuda.splitlines() if "(zero it before every launch)" in line]
     assert {line.split(":")[0].strip("/ ") for line in zeroed} == {a.name for a in template.args if a.reset == "zero"}
     assert plan.recommended.trial.measurement.details.get("estimated") is True

@@ -145,6 +145,10 @@ def macro_options(options: Sequence[str]) -> list[tuple[str, str | None]]:
     return out
 
 
+#: C string and character literals (a ``/*`` inside one opens no comment).
+_LITERALS = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+
+
 def macro_option_problem(options: Sequence[str]) -> str | None:
     """Why a ``-D`` of ``options`` cannot be written as the ``#define`` line an export gives it
     (None when each can): a body ending in a backslash continues that line into the next one (an
@@ -156,7 +160,7 @@ def macro_option_problem(options: Sequence[str]) -> str | None:
             continue
         if (body or head).rstrip().endswith("\\"):
             return f"-D{head}={body}: a macro value ending in a backslash would join the next line of a #define"
-        if "/*" in head + body:
+        if "/*" in _LITERALS.sub('""', head + "=" + body):  # (in a string or character literal it is text)
             return f"-D{head}={body}: a macro value with /* would open a comment over the lines after its #define"
     return None
 
