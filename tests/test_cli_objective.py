@@ -825,6 +825,7 @@ def test_a_metric_nothing_reports_is_refused_naming_the_flags_that_asked_for_it(
     out = tmp_path / "s.json"
     for flags, said in ((["--min-quality", "0.9"], "error: --min-quality 0.9: metric 'quality': no trial reports it"),
                         (["--min-quality", "0.9999999"], "error: --min-quality 0.9999999: metric 'quality'"),
+                        (["--min-quality", "1234567"], "error: min quality is at most 1 (exact result), got 1234567"),
                         (["--max-memory-mb", "10"], "error: --max-memory-mb 10: metric 'memory_mb': no trial"),
                         (["--constraint", "quality>=0.9", "--weight", "quality=1"],
                          "error: --constraint quality>=0.9, --weight quality=1: metric 'quality': no trial"),

@@ -964,6 +964,8 @@ def test_a_one_value_flag_given_twice_with_two_values_is_refused_naming_both(cli
                         "error: --out given twice"),
                        (["show", out, "--max-latency-ms", "1", "--max-latency-ms", "2.5"],
                         "error: --max-latency-ms given twice (1 and 2.5); give it once"),
+                       (["show", out, "--max-latency-ms", "1", "--max-latency-ms", "1234567"],
+                        "error: --max-latency-ms given twice (1 and 1234567); give it once"),
                        (["show", "--portability", "a.json", "b.json", "--portability", "c.json"],
                         "error: --portability given twice (a.json b.json and c.json); give it once")):
         refused = cli(*args)

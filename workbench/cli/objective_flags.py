@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from workbench.core.domain.assignments import parse_assignment
-from workbench.core.errors import WorkbenchError, printable
+from workbench.core.errors import WorkbenchError, number_text, printable
 
 if TYPE_CHECKING:  # imported where used: the CLI starts without loading the session module
     from workbench.core.domain.session import Session
@@ -95,7 +95,7 @@ def flags_naming(args: argparse.Namespace, metric: str) -> list[str]:
     who typed ``--min-quality`` was told of a metric ``'quality'`` they never wrote."""
     from workbench.core.domain.objective import Bound
 
-    flags = [f"{flag} {_as_typed(getattr(args, attr))}" for attr, flag, named in LIMIT_FLAGS
+    flags = [f"{flag} {number_text(getattr(args, attr))}" for attr, flag, named in LIMIT_FLAGS
              if named == metric and getattr(args, attr, None) is not None]
     for text in getattr(args, "constraint", None) or ():
         try:
@@ -111,12 +111,6 @@ def flags_naming(args: argparse.Namespace, metric: str) -> list[str]:
     if isinstance(objectives, str) and metric in (part.strip() for part in objectives.split(",")):
         flags.append(f"--objectives {objectives}")
     return flags
-
-
-def _as_typed(value: float) -> str:
-    """A flag's number as short as it reads back exactly (``0.9999999``, not ``:g``'s ``1``)."""
-    short = f"{value:g}"
-    return short if float(short) == value else repr(value)
 
 
 def naming_flags(args: argparse.Namespace, error: WorkbenchError) -> str:

@@ -11,7 +11,7 @@ import re
 from typing import Any, NoReturn
 
 from workbench.core.domain.records import MAX_PACE_S, is_pace
-from workbench.core.errors import WorkbenchError
+from workbench.core.errors import WorkbenchError, number_text
 from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, MAX_SEED, STRATEGIES
 
 #: What --help says of --strategy: every name, the default marked (chosen by benchmark, docs/strategies.md).
@@ -115,10 +115,7 @@ def _shown(value: Any) -> str:
     several values (``--portability A B``) side by side."""
     if isinstance(value, list):
         return " ".join(_shown(v) for v in value)
-    if isinstance(value, float):
-        short = f"{value:g}"
-        return short if float(short) == value else repr(value)
-    return str(value)
+    return number_text(value) if isinstance(value, float) else str(value)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -136,6 +136,16 @@ def did_you_mean(name: str, known: Iterable[str]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
+def number_text(value: float) -> str:
+    """A number as a message names what the person gave: as short as reads back exactly (``1``,
+    ``0.9999999``, ``1234567``, ``2.5e-09``), where ``:g`` rounds to six figures (``1`` for
+    0.9999999, ``1.23457e+06``) and ``repr`` adds ``.0`` to whole numbers."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
+        return str(int(value))
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
 def printable(text: str) -> str:
     """``text`` as one inert line: a control or bidi character is written as its escape."""
     if text.isprintable():

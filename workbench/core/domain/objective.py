@@ -40,7 +40,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import WorkbenchError, counted
+from workbench.core.errors import WorkbenchError, counted, number_text
 from workbench.core.domain.figures import fmt
 from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
                                            not_a_metric_name, parse_direction)
@@ -310,11 +310,11 @@ class Constraints:
     def check_possible(self) -> None:
         """Raise WorkbenchError when no measurement could ever meet these constraints."""
         if self.max_latency_ms is not None and self.max_latency_ms <= 0:
-            raise WorkbenchError(f"max latency must be positive, got {self.max_latency_ms:g} ms")
+            raise WorkbenchError(f"max latency must be positive, got {number_text(self.max_latency_ms)} ms")
         if self.max_memory_mb is not None and self.max_memory_mb < 0:
-            raise WorkbenchError(f"max memory cannot be negative, got {self.max_memory_mb:g} MB")
+            raise WorkbenchError(f"max memory cannot be negative, got {number_text(self.max_memory_mb)} MB")
         if self.min_quality is not None and self.min_quality > 1:
-            raise WorkbenchError(f"min quality is at most 1 (exact result), got {self.min_quality:g}")
+            raise WorkbenchError(f"min quality is at most 1 (exact result), got {number_text(self.min_quality)}")
         low: dict[str, Bound] = {}
         high: dict[str, Bound] = {}
         for bound in self.bounds():
