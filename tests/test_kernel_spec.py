@@ -1873,3 +1873,22 @@ def test_a_reference_of_another_shape_than_its_output_is_refused_not_broadcast_i
                 template.reference(inputs, problem)
         else:
             assert template.reference(inputs, problem)["out"].shape == (64, 64)
+
+
+def test_a_run_of_a_spec_whose_arguments_do_not_match_its_kernel_says_so(tmp_path, cli):
+    """check-kernels refuses such a spec; a simulated tune ran it without a word and recommended a
+    config no GPU could launch. The run says what check-kernels says, as a warning."""
+    folder = tmp_path / "mine"
+    shutil.copytree(ROOT / "docs" / "examples" / "saxpy", folder)
+    path = folder / "saxpy.kernel.json"
+    spec = json.loads(path.read_text())
+    spec["args"] = [arg for arg in spec["args"] if arg["kind"] != "scalar"]
+    path.write_text(json.dumps(spec))
+    done = cli("tune", "saxpy", "--kernel-dir", folder, "--backend", "sim", "--executor", "inline", "--budget", "3",
+               "--out", tmp_path / "s.json", "--quiet")
+    assert done.returncode == 0
+    assert ("warning: saxpy: the kernel saxpy takes 4 parameters, but a launch passes 3 arguments (x, y, out)"
+            in done.stderr and "every launch on a GPU would fail" in done.stderr), done.stderr
+    fine = cli("tune", "saxpy", "--kernel-dir", ROOT / "docs" / "examples" / "saxpy", "--backend", "sim", "--executor",
+               "inline", "--budget", "3", "--out", tmp_path / "f.json", "--quiet")
+    assert fine.returncode == 0 and "every launch on a GPU would fail" not in fine.stderr

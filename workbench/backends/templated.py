@@ -73,6 +73,11 @@ def template_target(template: KernelTemplate, spec: BackendSpec, device: Mapping
         if any(dim < 0 for dim in shape):
             raise WorkbenchError(f"{template.name}: at {where}, argument {arg.name} would have shape {shape}: "
                                  "choose sizes its shape allows (a minimum in the spec's problem says which)")
+    # what check-kernels refuses a template for, said when it runs: the simulator launches nothing,
+    # so a run of a spec whose arguments do not match its kernel's parameters found a "best
+    # config" that no GPU could launch, without a word
+    notes += tuple(f"{template.name}: {message}; every launch on a GPU would fail, and the simulator runs no kernel "
+                   "to find it" for severity, message in template.signature_problems() if severity == "error")
     return Target(
         kernel=template.name,
         kind="template",
