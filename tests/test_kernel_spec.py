@@ -1892,3 +1892,21 @@ def test_a_run_of_a_spec_whose_arguments_do_not_match_its_kernel_says_so(tmp_pat
     fine = cli("tune", "saxpy", "--kernel-dir", ROOT / "docs" / "examples" / "saxpy", "--backend", "sim", "--executor",
                "inline", "--budget", "3", "--out", tmp_path / "f.json", "--quiet")
     assert fine.returncode == 0 and "every launch on a GPU would fail" not in fine.stderr
+
+
+def test_a_misspelt_slot_name_is_said_at_the_slot_not_where_it_is_spelt_right():
+    """A slot named ``items_per_thred`` in a source using ITEMS_PER_THREAD was blamed on the first
+    expression that spelt it right, with a hint to copy the typo there; the slot's name is where
+    the error is, and the source says which spelling is meant."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"][1]["name"] = "itemz"
+    source = SOURCE
+    with pytest.raises(SpecError) as caught:
+        template_from_spec(spec, source)
+    assert caught.value.field == "slots[1].name"
+    assert ("slot 'itemz': the source never uses ITEMZ, and uses ITEMS, which no slot defines: did you mean 'items'?"
+            in str(caught.value))
+    spec["slots"][1]["name"] = "repeats"  # nothing close: the slot reaches nothing, said as before
+    with pytest.raises(SpecError) as caught:
+        template_from_spec(spec, source)
+    assert caught.value.field != "slots[1].name"

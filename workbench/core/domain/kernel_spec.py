@@ -34,6 +34,7 @@ import numpy as np
 from workbench.core.domain.array_expr import compile_array_expression
 from workbench.core.domain.assignments import flushed_to_zero
 from workbench.core.domain.includes import macro_option_problem
+from workbench.core.domain.macros import scan_macros, strip_comments
 from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, WorkbenchError
 from workbench.core.fs import atomic_write, read_only, read_only_text, read_utf8, resolved, user_folder
 from workbench.core.domain.pysyntax import file_module_spec
@@ -344,6 +345,7 @@ class _Builder:
         clash = set(slot_names) & set(problem)
         if clash:
             raise self.fail("problem", f"{', '.join(sorted(clash))} is both a slot and a problem parameter", sorted(clash)[0])
+        self.check_slot_spelling(slots, problem)
         restrictions = self.get(spec, "restrictions", list, "restrictions", [])
         defaults = {s.name: s.default for s in slots} if all(s.default is not None for s in slots) else None
         for i, text in enumerate(restrictions):
@@ -453,6 +455,25 @@ class _Builder:
                             f"{sum(given)} other slot{'s' if sum(given) > 1 else ''} have one; give every slot a "
                             "default, or none (the first valid config is then the reference)", slots[i].name)
         return slots
+
+    def check_slot_spelling(self, slots: Sequence[Slot], problem: Mapping[str, Any]) -> None:
+        """A slot whose macro the source never names, while the source uses a macro close to it that
+        nothing defines, is a misspelt slot name, said at that name: the restrictions, the launch
+        and the profile spell it right and were blamed first, each with a hint to copy the typo
+        (``restrictions[0]: unknown name 'block_size_y'; did you mean 'block_szie_y'?``), and the
+        compile error after them hinted to add the slot the spec already has."""
+        scan = scan_macros(self.source)
+        named = set(re.findall(r"[A-Za-z_]\w*", strip_comments(self.source)))
+        defined = {slot.name.upper() for slot in slots} | {f"PROBLEM_{name.upper()}" for name in problem}
+        undefined = sorted({found.macro for found in scan.slots} - defined)
+        for i, slot in enumerate(slots):
+            macro = slot.name.upper()
+            if macro in named:
+                continue
+            close = difflib.get_close_matches(macro, undefined, n=1, cutoff=0.8)
+            if close:
+                raise self.fail(f"slots[{i}].name", f"slot {slot.name!r}: the source never uses {macro}, and uses "
+                                f"{close[0]}, which no slot defines: did you mean {close[0].lower()!r}?", slot.name)
 
     def problem(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, tuple[float, float]]]:
         raw = self.get(self.spec, "problem", dict, "problem", {})
@@ -718,7 +739,6 @@ class _Builder:
         source never reads (``#if VCE == 2`` for a slot ``vec``: the preprocessor takes the unknown
         macro as 0) multiplied the space by configs that all ran the same code, and a run
         recommended a value of it as if it mattered."""
-        from workbench.core.domain.macros import strip_comments
 
         code = strip_comments(self.source)
         options = self.spec.get("compile_options")
