@@ -1910,3 +1910,23 @@ def test_a_misspelt_slot_name_is_said_at_the_slot_not_where_it_is_spelt_right():
     with pytest.raises(SpecError) as caught:
         template_from_spec(spec, source)
     assert caught.value.field != "slots[1].name"
+    # a slot that reaches the kernel otherwise is no typo, whatever the source leaves undefined: one
+    # named in the launch (a source reading blockDim.y beside its own BLOCK_X default) ...
+    geometry = {"name": "g", "entry": "g", "slots": [{"name": "block_y", "values": [1, 2, 4, 8], "default": 1}],
+                "problem": {"n": {"default": 65536, "small": 4096}},
+                "grid": ["(n + 32 * block_y - 1) // (32 * block_y)", "1", "1"], "block": ["32", "block_y", "1"],
+                "args": [{"name": "x", "kind": "in", "dtype": "float32", "shape": ["n"]},
+                         {"name": "out", "kind": "out", "dtype": "float32", "shape": ["n"]}],
+                "reference": {"kind": "expression", "outputs": {"out": "2 * x"}}}
+    kernel = ("#ifndef BLOCK_X\n#define BLOCK_X 32\n#endif\n"
+              'extern "C" __global__ void g(const float* __restrict__ x, float* __restrict__ out)\n{\n'
+              "    const int i = (blockIdx.x * blockDim.y + threadIdx.y) * BLOCK_X + threadIdx.x;\n"
+              "    if (i < PROBLEM_N) out[i] = 2.0f * x[i];\n}\n")
+    assert template_from_spec(geometry, kernel).name == "g"
+    # ... and one a header of the source's own may read (BLOCK defined there from BLOCK_X)
+    headed = dict(geometry, slots=[{"name": "block_x", "values": [32, 64], "default": 32}],
+                  grid=["(n + 31) // 32", "1", "1"], block=["32", "1", "1"])
+    read_in_header = '#include "cfg.h"\n' + kernel.replace("BLOCK_X", "BLOCK").replace("blockDim.y", "1")
+    assert template_from_spec(headed, read_in_header).name == "g"
+    with pytest.raises(SpecError, match="slot 'block_x': the source never uses BLOCK_X, and uses BLOCK"):
+        template_from_spec(headed, read_in_header.replace('#include "cfg.h"\n', ""))

@@ -457,19 +457,19 @@ class _Builder:
         return slots
 
     def check_slot_spelling(self, slots: Sequence[Slot], problem: Mapping[str, Any]) -> None:
-        """A slot whose macro the source never names, while the source uses a macro close to it that
-        nothing defines, is a misspelt slot name, said at that name: the restrictions, the launch
-        and the profile spell it right and were blamed first, each with a hint to copy the typo
-        (``restrictions[0]: unknown name 'block_size_y'; did you mean 'block_szie_y'?``), and the
-        compile error after them hinted to add the slot the spec already has."""
-        scan = scan_macros(self.source)
-        named = set(re.findall(r"[A-Za-z_]\w*", strip_comments(self.source)))
+        """A slot that reaches nothing (:meth:`unreached_slots`), while the source uses a macro close
+        to its own that nothing defines, is a misspelt slot name, said at that name: the
+        restrictions, the launch and the profile spell it right and were blamed first, each with a
+        hint to copy the typo (``restrictions[0]: unknown name 'block_size_y'; did you mean
+        'block_szie_y'?``). Checked before them, and only where :meth:`check_slots_used` would
+        refuse the slot later anyway."""
+        unreached = self.unreached_slots(slots)
+        if not unreached:
+            return
         defined = {slot.name.upper() for slot in slots} | {f"PROBLEM_{name.upper()}" for name in problem}
-        undefined = sorted({found.macro for found in scan.slots} - defined)
-        for i, slot in enumerate(slots):
+        undefined = sorted({found.macro for found in scan_macros(self.source).slots} - defined)
+        for i, slot in unreached:
             macro = slot.name.upper()
-            if macro in named:
-                continue
             close = difflib.get_close_matches(macro, undefined, n=1, cutoff=0.8)
             if close:
                 raise self.fail(f"slots[{i}].name", f"slot {slot.name!r}: the source never uses {macro}, and uses "
@@ -739,21 +739,26 @@ class _Builder:
         source never reads (``#if VCE == 2`` for a slot ``vec``: the preprocessor takes the unknown
         macro as 0) multiplied the space by configs that all ran the same code, and a run
         recommended a value of it as if it mattered."""
+        for i, slot in self.unreached_slots(slots)[:1]:
+            raise self.fail(f"slots[{i}].name", f"slot {slot.name!r} reaches nothing: {slot.name.upper()} appears "
+                                                f"nowhere in the source, nor {slot.name} in grid, block, dynamic_smem "
+                                                "or profile (a misspelt macro reads as 0); use it or remove the slot",
+                            slot.name)
 
+    def unreached_slots(self, slots: Sequence[Slot]) -> list[tuple[int, Slot]]:
+        """The slots (with their positions) whose macro the source never names and whose name no
+        launch or profile expression uses; none when the source includes a header of its own,
+        which may read the macros (the source alone does not tell)."""
         code = strip_comments(self.source)
         options = self.spec.get("compile_options")
         if re.search(r'^\s*#\s*include\s*[<"]', code, re.M) and not all(
                 name in _SYSTEM_HEADERS for name in re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', code, re.M)) \
                 or (isinstance(options, list) and any(str(o).startswith("-include") for o in options)):
-            return  # a header of its own may read the macro: the source alone does not tell
+            return []
         geometry = json.dumps([self.spec.get(key) for key in ("grid", "block", "dynamic_smem", "profile")])
-        for i, slot in enumerate(slots):
-            macro = slot.name.upper()
-            if re.search(rf"\b{re.escape(macro)}(?:_\w+)?\b", code) or re.search(rf"\b{re.escape(slot.name)}\b", geometry):
-                continue
-            raise self.fail(f"slots[{i}].name", f"slot {slot.name!r} reaches nothing: {macro} appears nowhere in the "
-                                                f"source, nor {slot.name} in grid, block, dynamic_smem or profile (a "
-                                                "misspelt macro reads as 0); use it or remove the slot", slot.name)
+        return [(i, slot) for i, slot in enumerate(slots)
+                if not re.search(rf"\b{re.escape(slot.name.upper())}(?:_\w+)?\b", code)
+                and not re.search(rf"\b{re.escape(slot.name)}\b", geometry)]
 
     def check_profile(self, envs: Mapping[str, Mapping[str, Any]]) -> None:
         """Each profile expression at the default config (with the default and the small problem)
