@@ -1274,12 +1274,19 @@ def test_undo_steps_are_what_one_action_did_to_the_tables_together(editor, qtbot
     assert [rows(t) for t in (slots, editor.problem_table, args, ref)] == opened and not editor.modified()
 
 
+@pytest.mark.parametrize("data", ["plain", "linked"])
 def test_a_run_that_fails_in_the_chosen_reference_names_the_persons_file_not_the_drafts_copy(
-        window, qtbot, tmp_path, monkeypatch):
+        window, qtbot, tmp_path, monkeypatch, data):
     """Tune runs a draft holding a copy of the chosen reference: its error named
     ``.../template-drafts/saxpy-<hash>/_saxpy_reference.py``, a file the person never chose, and
-    editing it would change nothing. The run's error names their file."""
+    editing it would change nothing. The run's error names their file, also where the data
+    folder lies behind a link (the run names the copy by its resolved path)."""
     from PySide6.QtWidgets import QMessageBox
+
+    if data == "linked":
+        (tmp_path / "data-real").mkdir()
+        (tmp_path / "data-link").symlink_to(tmp_path / "data-real")
+        monkeypatch.setenv("KERNEL_WORKBENCH_DATA_DIR", str(tmp_path / "data-link"))
 
     folder = tmp_path / "mine"
     shutil.copytree(EXAMPLE, folder)

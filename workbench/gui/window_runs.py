@@ -120,7 +120,11 @@ class WindowRuns(WindowFiles):
         # files the run reads as copies of the person's (the kernel editor's draft of their
         # reference and headers): named as the person knows them when the run ends in an error
         run = dict(run)
-        copied_from = {str(k): str(v) for k, v in (run.pop("copied_from", None) or {}).items()}
+        copied_from: dict[str, str] = {}
+        for copy, original in (run.pop("copied_from", None) or {}).items():
+            # as the run may name it: given, absolute, or through the links of a folder above it
+            for spelling in (str(copy), os.path.abspath(copy), os.path.realpath(copy)):
+                copied_from[spelling] = str(original)
         folders = run.get("kernel_dirs") or ()
         name = str(run.get("kernel") or "")
         if not folders and name in self.toolbar.kernel_folders and name not in available_kernels():
