@@ -22,7 +22,8 @@ BENCH = '''
 import gc, os, subprocess, sys, time
 from multiprocessing.connection import Connection
 
-SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "small_garbage", "huge_header", "partial_frame",
+SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "popen_session", "setsid_double_fork", "session_hang",
+                  "small_garbage", "huge_header", "partial_frame",
                   "fork_returns", "fork_exits", "slow_a", "slow_b", "huge_detail", "close_fds",
                   "crafted_pickle", "forged_negative", "forged_text", "forged_timing", "forged_zero",
                   "forged_renamed"]}
@@ -51,6 +52,21 @@ def measure(config):
     elif mode == "double_fork":
         read, write = os.pipe()
         if os.fork() == 0:
+            grandchild = os.fork()
+            if grandchild == 0:
+                time.sleep(120)
+                os._exit(0)
+            os.write(write, str(grandchild).encode())
+            os._exit(0)
+        _note(int(os.read(read, 32)))
+    elif mode in ("popen_session", "session_hang"):  # a child that leaves the worker's group on purpose
+        _note(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True).pid)
+        if mode == "session_hang":
+            time.sleep(60)
+    elif mode == "setsid_double_fork":  # a daemon: its own session, then orphaned
+        read, write = os.pipe()
+        if os.fork() == 0:
+            os.setsid()
             grandchild = os.fork()
             if grandchild == 0:
                 time.sleep(120)
@@ -124,11 +140,15 @@ def _run(spec: BackendSpec, modes: list[str], timeout_s: float = 2.0) -> dict[st
 
 
 def test_children_a_candidate_starts_do_not_outlive_the_pool(bench) -> None:
+    """Also those that leave the worker's process group on purpose (``start_new_session``, a daemon's
+    ``setsid`` and double fork): the worker is their subreaper, and each kill takes every process
+    below it, where the group alone left them running after the run, a timeout or a Ctrl-C."""
     spec, pids = bench
-    results = _run(spec, ["fork", "popen", "double_fork", "ok"])
-    assert all(status is Status.OK for status, _ in results.values()), results
+    results = _run(spec, ["fork", "popen", "double_fork", "popen_session", "setsid_double_fork", "session_hang", "ok"])
+    assert all(status is Status.OK for mode, (status, _) in results.items() if mode != "session_hang"), results
+    assert results["session_hang"][0] is Status.TIMEOUT
     started = [int(line) for line in pids.read_text().split()]
-    assert len(started) == 3
+    assert len(started) == 6
     deadline = time.monotonic() + 5
     while any(_alive(pid) for pid in started) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -1,6 +1,6 @@
-"""Starting child processes of the workbench's own: what they inherit at their first instruction.
+"""Starting child processes of the workbench's own, and ending what they started.
 
-One rule for now: a process the workbench spawns (a worker of the pool, the reader of a python
+What they inherit at their first instruction: a process the workbench spawns (a worker of the pool, the reader of a python
 benchmark's declarations) starts with SIGINT ignored, so a terminal's Ctrl-C, which reaches every
 process of the foreground group, cannot interrupt it while its interpreter is still importing
 (that printed a KeyboardInterrupt traceback over the run's one line "interrupted"). The parent
@@ -9,7 +9,10 @@ handles the interrupt and ends its children itself.
 
 from __future__ import annotations
 
+import ctypes
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,3 +44,58 @@ def children_ignore_interrupts() -> Iterator[None]:
             signal.signal(signal.SIGINT, signal.SIG_DFL if handler is None else handler)  # None: not Python's
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
+#: ``prctl`` option: orphaned descendants are re-parented to the calling process (Linux >= 3.4).
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> None:
+    """Have the descendants this process's children leave orphaned (a double fork) re-parented to
+    this process instead of to init, so that :func:`descendants` still finds them: a candidate's
+    process that left its worker's group on purpose (``setsid``, ``start_new_session=True``) then
+    double-forked was out of reach of every kill. Linux only; elsewhere nothing changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def descendants(pid: int) -> list[int]:
+    """The living processes below ``pid``, from the parent links in ``/proc`` (Linux; empty where
+    there is no ``/proc``). Read at once, so a process started after the reading is not among them."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return []
+    children: dict[int, list[int]] = {}
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        fields = stat[stat.rfind(b")") + 2:].split()  # (the command name, in parentheses, may hold either)
+        if len(fields) > 1 and fields[1].isdigit():
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found: list[int] = []
+    todo = [pid]
+    while todo:
+        for child in children.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def kill_tree(pid: int) -> None:
+    """SIGKILL every process below ``pid`` (see :func:`descendants`): those in its process group and
+    those that left it. ``pid`` itself is left to its owner."""
+    for child in descendants(pid):
+        try:
+            os.kill(child, signal.SIGKILL)
+        except OSError:
+            pass

@@ -39,7 +39,7 @@ from workbench.core.domain.space import Config
 from workbench.runner.messages import (
     MAX_MESSAGE_BYTES, Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError,
 )
-from workbench.core.child_processes import children_ignore_interrupts
+from workbench.core.child_processes import children_ignore_interrupts, kill_tree
 from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, EXIT_PIPE_LOST, read_tail, with_output, worker_main
 
 
@@ -93,9 +93,12 @@ def _next_message(buffer: bytearray) -> tuple[FromWorker, int] | None:
 
 
 def kill_group(pid: int | None) -> None:
-    """SIGKILL the process group a worker leads (whatever its candidates started); gone is fine."""
+    """SIGKILL the process group a worker leads (whatever its candidates started), and every process
+    below the worker that left that group on purpose (``setsid``, ``start_new_session``: the worker
+    is their subreaper, see :func:`workbench.core.child_processes.become_subreaper`); gone is fine."""
     if pid is None or not hasattr(os, "killpg"):
         return
+    kill_tree(pid)  # (first: killed, the worker would leave them to init, out of reach)
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError, OSError):
@@ -689,6 +692,8 @@ class WorkerPool(ResultQueue):
 
         ``job`` (the timed-out candidate) is recorded with ``reason`` when the process is gone.
         """
+        if worker.process.pid is not None:
+            kill_tree(worker.process.pid)  # while the worker lives: dead, it leaves them to init (see kill_group)
         try:
             worker.process.terminate()
         except (OSError, ValueError):
@@ -711,8 +716,8 @@ class WorkerPool(ResultQueue):
                 if dying.job is not None:
                     self._record_failure(dying.job, dying.name, Status.TIMEOUT, dying.reason, dying.output_path)
             elif not dying.killed and now >= dying.kill_at:
+                kill_group(dying.process.pid)  # (first: see kill_group)
                 dying.process.kill()
-                kill_group(dying.process.pid)
                 dying.killed = True
 
     def _dispatch(self) -> None:

@@ -24,6 +24,7 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Any, NoReturn
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
+from workbench.core.child_processes import become_subreaper, kill_tree
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.errors import WorkbenchError, exception_line
 from workbench.runner.messages import MAX_MESSAGE_BYTES, Evaluate, PhaseStarted, Ready, Reply, StartupError, ToWorker
@@ -104,11 +105,21 @@ def _end_own_group() -> NoReturn:
     Only when it does lead its group (:func:`_lead_own_group` made it so); otherwise only this
     process exits, never the group of the program that started it."""
     if hasattr(os, "killpg") and os.getpgrp() == os.getpid():
+        kill_tree(os.getpid())  # (those that left the group on purpose too)
         try:
             os.killpg(os.getpid(), signal.SIGKILL)
         except OSError:
             pass
     os._exit(0)
+
+
+def _exit_leaving_nothing(code: int) -> NoReturn:
+    """Exit, first killing what candidates started that left this worker's process group on
+    purpose (``setsid``, ``start_new_session``): the pool kills the group once this process is
+    gone, and by then those are init's, out of its reach. The group's own members are the pool's
+    to kill, as before."""
+    kill_tree(os.getpid())
+    os._exit(code)
 
 
 def _die_with_parent(parent_pid: int) -> None:
@@ -270,6 +281,7 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
     ``output_path``: file that receives the worker's stdout and stderr ('' leaves them alone).
     """
     _lead_own_group()  # first: the parent-death handler kills the group this worker leads
+    become_subreaper()  # what a candidate starts stays below this worker, where the kills find it
     # Ctrl-C is the parent's business. A terminal's Ctrl-C reaches the whole foreground group, and
     # one that arrived while this interpreter was still importing printed a KeyboardInterrupt
     # traceback over the run's one line: the pool starts workers with SIGINT ignored already
@@ -329,14 +341,14 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
             if os.getppid() == parent_pid:
                 # The pool lives, so the candidate broke this end of the pipe. The exit code tells the
                 # pool so (it kills what is left of this group), where SIGKILL read as out of memory.
-                os._exit(EXIT_PIPE_LOST)
+                _exit_leaving_nothing(EXIT_PIPE_LOST)
             _end_own_group()  # the pool's process is gone
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable metric value
             failure = Measurement.failure(Status.RUNTIME_ERROR, f"cannot return the measurement: {exc}")
             conn.send(Reply(seq, failure, timings, fatal))
         if fatal:
             conn.close()
-            os._exit(EXIT_AFTER_MEMORY_ERROR)
+            _exit_leaving_nothing(EXIT_AFTER_MEMORY_ERROR)
     try:
         backend.close()
     finally:
@@ -346,4 +358,4 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
         # a second to end before killing it; everything a reply needed was sent.
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(0)
+        _exit_leaving_nothing(0)
