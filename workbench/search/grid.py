@@ -10,8 +10,15 @@ from __future__ import annotations
 from itertools import islice
 from typing import Any, Iterator
 
-from workbench.core.domain.space import Config
+from workbench.core.domain.space import Config, ProductSpace
 from workbench.search.base import Strategy
+
+#: A space of at most this many valid configs is listed from its counts (``ProductSpace.in_order``,
+#: the same order): walking the product checks the restrictions at every point it cannot rule out
+#: slot by slot, and a sparse space (a restriction over all its slots keeping a few dozen configs
+#: of millions) kept the run waiting tens of seconds between its last configs and after them.
+#: Larger spaces are walked lazily (they are rarely sparse, and their listing would not fit).
+LISTED_UP_TO = 200_000
 
 
 class GridSearch(Strategy):
@@ -24,8 +31,15 @@ class GridSearch(Strategy):
 
     def __init__(self, space: Any, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
-        self._configs: Iterator[Config] = iter(space)
         self._proposed = 0
+        self._configs: Iterator[Config] = self._in_order_from(0)
+
+    def _in_order_from(self, start: int) -> Iterator[Config]:
+        """The valid configs in the space's order, from the ``start``-th on."""
+        space = self.space
+        if isinstance(space, ProductSpace) and space.count() <= LISTED_UP_TO:
+            return iter(space.in_order()[start:])
+        return islice(iter(space), start, None)
 
     def ask(self, n: int) -> list[Config]:
         out: list[Config] = []
@@ -49,4 +63,4 @@ class GridSearch(Strategy):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._configs = islice(iter(self.space), self._proposed, None)
+        self._configs = self._in_order_from(self._proposed)
