@@ -18,7 +18,7 @@ from workbench.search.base import Strategy
 #: slot by slot, and a sparse space (a restriction over all its slots keeping a few dozen configs
 #: of millions) kept the run waiting tens of seconds between its last configs and after them.
 #: Larger spaces are walked lazily (they are rarely sparse, and their listing would not fit).
-LISTED_UP_TO = 200_000
+LISTED_UP_TO = 50_000
 
 
 class GridSearch(Strategy):
