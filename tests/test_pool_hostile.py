@@ -23,7 +23,7 @@ import gc, os, subprocess, sys, time
 from multiprocessing.connection import Connection
 
 SPACE = {"mode": ["ok", "fork", "popen", "double_fork", "popen_session", "setsid_double_fork", "session_hang",
-                  "small_garbage", "huge_header", "partial_frame",
+                  "flood", "small_garbage", "huge_header", "partial_frame",
                   "fork_returns", "fork_exits", "slow_a", "slow_b", "huge_detail", "close_fds",
                   "crafted_pickle", "forged_negative", "forged_text", "forged_timing", "forged_zero",
                   "forged_renamed"]}
@@ -63,6 +63,13 @@ def measure(config):
         _note(subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"], start_new_session=True).pid)
         if mode == "session_hang":
             time.sleep(60)
+    elif mode == "flood":  # prints as fast as it can for a while, watching the file it prints into
+        chunk, written, largest, end = "x" * (1 << 20), 0, 0, time.monotonic() + 1.5
+        while time.monotonic() < end:
+            sys.stdout.write(chunk)
+            written += len(chunk)
+            largest = max(largest, os.fstat(1).st_size)
+        return {"latency_ms": 1.0, "written_mb": written / 1e6, "largest_mb": largest / 1e6}
     elif mode == "setsid_double_fork":  # a daemon: its own session, then orphaned
         read, write = os.pipe()
         if os.fork() == 0:
@@ -262,3 +269,22 @@ def test_a_wrong_result_with_an_infinite_error_still_reads_back_as_itself() -> N
     assert unrecordable(Trial(0, Config({"mode": "ok"}), close)) is None
     nothing = Measurement(Status.OK, {"latency_ms": 1.0, "x": None})  # refused in words, not a TypeError
     assert "read back otherwise" in unrecordable(Trial(0, Config({"mode": "ok"}), nothing))
+
+
+def test_a_candidate_that_prints_without_end_is_kept_from_filling_the_disk(bench, tmp_path) -> None:
+    """A worker's output file (only its tail is kept in a log) grew at disk speed while a candidate
+    printed in a loop, gigabytes before its timeout. The pool cuts it to its tail as it grows."""
+    from workbench.runner.pool import OUTPUT_CAP_BYTES, cap_output
+
+    spec, _pids = bench
+    with WorkerPool(spec, workers=1, limits=EvalLimits(compile_timeout_s=5.0, run_timeout_s=10.0)) as pool:
+        pool.submit(Config({"mode": "flood"}))
+        (result,) = [r for r in pool]
+    metrics = result.measurement.metrics
+    assert result.measurement.status is Status.OK and metrics["written_mb"] > 4 * OUTPUT_CAP_BYTES / 1e6, metrics
+    assert metrics["largest_mb"] < metrics["written_mb"] / 2, metrics  # cut as it grew, not at the end
+    log = tmp_path / "out.txt"
+    log.write_bytes(b"a" * 100 + b"b" * 9000)
+    cap_output(str(log), cap=1000)
+    text = log.read_text()
+    assert text.startswith("[... 908 bytes of output cut ...]\n") and text.endswith("b" * 8192)

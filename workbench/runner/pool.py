@@ -40,7 +40,14 @@ from workbench.runner.messages import (
     MAX_MESSAGE_BYTES, Evaluate, FromWorker, PhaseStarted, Quit, Ready, Reply, StartupError,
 )
 from workbench.core.child_processes import children_ignore_interrupts, kill_tree
-from workbench.runner.worker import EXIT_AFTER_MEMORY_ERROR, EXIT_PIPE_LOST, read_tail, with_output, worker_main
+from workbench.runner.worker import (
+    EXIT_AFTER_MEMORY_ERROR,
+    EXIT_PIPE_LOST,
+    OUTPUT_TAIL_BYTES,
+    read_tail,
+    with_output,
+    worker_main,
+)
 
 
 class Result(NamedTuple):
@@ -55,6 +62,33 @@ class Result(NamedTuple):
 
 #: Seconds between SIGTERM and SIGKILL for a worker past its timeout.
 KILL_GRACE_S = 0.2
+#: Most bytes a worker's output file may grow to while a candidate runs (only its tail,
+#: ``OUTPUT_TAIL_BYTES``, is ever kept in a log), and how often the pool looks: a candidate that
+#: printed in a loop wrote 370 MB a second into the temporary folder, gigabytes before its timeout.
+OUTPUT_CAP_BYTES = 16 << 20
+OUTPUT_CHECK_S = 0.25
+
+
+def cap_output(path: str, cap: int = OUTPUT_CAP_BYTES) -> None:
+    """Cut a worker's output file beyond ``cap`` bytes to its tail, saying how much went (the worker
+    appends to it: what it writes meanwhile lands after the tail)."""
+    try:
+        size = os.stat(path).st_size
+        if size <= cap:
+            return
+        with open(path, "rb") as handle:
+            handle.seek(max(0, size - OUTPUT_TAIL_BYTES))
+            tail = handle.read(OUTPUT_TAIL_BYTES)
+        os.truncate(path, 0)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            os.write(fd, f"[... {size - len(tail):,} bytes of output cut ...]\n".encode() + tail)
+        finally:
+            os.close(fd)
+    except OSError:  # gone with its worker, or not a file the pool can cut: nothing to keep small
+        pass
+
+
 #: Bytes read from one worker's pipe per wake-up (the rest waits for the next step).
 _READ_CHUNK = 1 << 20
 class _GarbageMessage(Exception):
@@ -401,6 +435,7 @@ class WorkerPool(ResultQueue):
         self._pending: deque[Config] = deque()
         self._workers: list[_Worker] = []
         self._dying: list[_Dying] = []
+        self._outputs_checked = 0.0  # when the running candidates' output files were last looked at
         self._done: list[Result] = []
         self._error: WorkerStartupError | None = None
         self._seq = 0
@@ -542,6 +577,8 @@ class WorkerPool(ResultQueue):
         for worker in self._workers:
             if worker.job is not None:
                 deadlines.append(worker.job.phase_since + self._timeout_for(worker.job.phase))
+                if worker.output_path:
+                    deadlines.append(self._outputs_checked + OUTPUT_CHECK_S)
             elif not worker.ready and not worker.failed_startup:
                 deadlines.append(worker.started + self.start_timeout_s)
         return min(deadlines) if deadlines else None
@@ -565,8 +602,19 @@ class WorkerPool(ResultQueue):
             if not worker.process.is_alive():
                 self._on_death(worker)
         self._enforce_deadlines()
+        self._cap_outputs()
         self._reap_dying()
         self._dispatch()
+
+    def _cap_outputs(self) -> None:
+        """Keep the output files of running candidates small (see :func:`cap_output`)."""
+        now = time.monotonic()
+        if now - self._outputs_checked < OUTPUT_CHECK_S:
+            return
+        self._outputs_checked = now
+        for worker in self._workers:
+            if worker.job is not None and worker.output_path:
+                cap_output(worker.output_path)
 
     def _drain(self, worker: _Worker) -> None:
         """Handle every whole message waiting on the worker's pipe, without ever blocking.
