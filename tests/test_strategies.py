@@ -734,3 +734,20 @@ def test_grid_lists_a_sparse_space_from_its_counts_in_the_spaces_order(monkeypat
     resumed = pickle.loads(pickle.dumps(grid))
     assert first + resumed.ask(100) == expected
     assert grid.ask(100) == expected[10:] and grid.ask(1) == []
+
+
+def test_grid_walks_a_large_space_without_counting_it_first(monkeypatch) -> None:
+    """Listing from counts first counted every space: one of 430 million configs under a
+    restriction over all its slots took 22 s to be found uncountable and the run failed, where the
+    walk proposes at once. A space that large whose count is not known yet is walked."""
+    from workbench.core.domain.space import ProductSpace
+
+    space = SearchSpace([Slot(n, tuple(range(12))) for n in "abcdefgh"],
+                        restrictions=["a + b + c + d + e + f + g + h != 5"])
+
+    def no_count(self):
+        raise AssertionError("counted")
+
+    monkeypatch.setattr(ProductSpace, "count", no_count)
+    proposed = create_strategy("grid", space).ask(5)
+    assert [dict(c) for c in proposed][0] == dict.fromkeys("abcdefgh", 0) and len(proposed) == 5

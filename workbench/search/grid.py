@@ -11,14 +11,19 @@ from itertools import islice
 from typing import Any, Iterator
 
 from workbench.core.domain.space import Config, ProductSpace
+from workbench.core.errors import SpaceError
 from workbench.search.base import Strategy
 
 #: A space of at most this many valid configs is listed from its counts (``ProductSpace.in_order``,
 #: the same order): walking the product checks the restrictions at every point it cannot rule out
 #: slot by slot, and a sparse space (a restriction over all its slots keeping a few dozen configs
 #: of millions) kept the run waiting tens of seconds between its last configs and after them.
-#: Larger spaces are walked lazily (they are rarely sparse, and their listing would not fit).
+#: Larger spaces are walked lazily (they are rarely sparse, and their listing would not fit), and
+#: so are spaces of more than ``COUNTED_UP_TO`` configs before restrictions whose count is not
+#: known yet: counting those may take as long as the walk it would save (a restriction over
+#: eight slots of twelve values took 22 s to be found uncountable).
 LISTED_UP_TO = 50_000
+COUNTED_UP_TO = 20_000_000
 
 
 class GridSearch(Strategy):
@@ -37,8 +42,15 @@ class GridSearch(Strategy):
     def _in_order_from(self, start: int) -> Iterator[Config]:
         """The valid configs in the space's order, from the ``start``-th on."""
         space = self.space
-        if isinstance(space, ProductSpace) and space.count() <= LISTED_UP_TO:
-            return iter(space.in_order()[start:])
+        if isinstance(space, ProductSpace):
+            count = space.known_count
+            if count is None and space.cartesian_size <= COUNTED_UP_TO:
+                try:  # (at most some 10^7 points, counted with NumPy: a second or two)
+                    count = space.count()
+                except SpaceError:  # too costly to count after all: walked
+                    count = None
+            if count is not None and count <= LISTED_UP_TO:
+                return iter(space.in_order()[start:])
         return islice(iter(space), start, None)
 
     def ask(self, n: int) -> list[Config]:
