@@ -9,10 +9,8 @@ handles the interrupt and ends its children itself.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import signal
-import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,23 +42,6 @@ def children_ignore_interrupts() -> Iterator[None]:
             signal.signal(signal.SIGINT, signal.SIG_DFL if handler is None else handler)  # None: not Python's
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-
-
-#: ``prctl`` option: orphaned descendants are re-parented to the calling process (Linux >= 3.4).
-_PR_SET_CHILD_SUBREAPER = 36
-
-
-def become_subreaper() -> None:
-    """Have the descendants this process's children leave orphaned (a double fork) re-parented to
-    this process instead of to init, so that :func:`descendants` still finds them: a candidate's
-    process that left its worker's group on purpose (``setsid``, ``start_new_session=True``) then
-    double-forked was out of reach of every kill. Linux only; elsewhere nothing changes."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 def descendants(pid: int) -> list[int]:

@@ -128,8 +128,8 @@ def _next_message(buffer: bytearray) -> tuple[FromWorker, int] | None:
 
 def kill_group(pid: int | None) -> None:
     """SIGKILL the process group a worker leads (whatever its candidates started), and every process
-    below the worker that left that group on purpose (``setsid``, ``start_new_session``: the worker
-    is their subreaper, see :func:`workbench.core.child_processes.become_subreaper`); gone is fine."""
+    still below the worker that left that group on purpose (``setsid``, ``start_new_session``); gone
+    is fine."""
     if pid is None or not hasattr(os, "killpg"):
         return
     kill_tree(pid)  # (first: killed, the worker would leave them to init, out of reach)

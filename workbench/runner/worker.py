@@ -24,7 +24,7 @@ from multiprocessing.reduction import ForkingPickler
 from typing import Any, NoReturn
 
 from workbench.backends.base import BackendSpec, EvalLimits, create_backend
-from workbench.core.child_processes import become_subreaper, kill_tree
+from workbench.core.child_processes import kill_tree
 from workbench.core.domain.measurement import Measurement, Status
 from workbench.core.errors import WorkbenchError, exception_line
 from workbench.runner.messages import MAX_MESSAGE_BYTES, Evaluate, PhaseStarted, Ready, Reply, StartupError, ToWorker
@@ -115,9 +115,11 @@ def _end_own_group() -> NoReturn:
 
 def _exit_leaving_nothing(code: int) -> NoReturn:
     """Exit, first killing what candidates started that left this worker's process group on
-    purpose (``setsid``, ``start_new_session``): the pool kills the group once this process is
-    gone, and by then those are init's, out of its reach. The group's own members are the pool's
-    to kill, as before."""
+    purpose (``setsid``, ``start_new_session``) and is still below it: the pool kills the group
+    once this process is gone, and by then those are init's, out of its reach. The group's own
+    members are the pool's to kill, as before. (Not a subreaper: adopting the orphans of every
+    candidate left them as zombies for the whole run, and a candidate's ``os.wait()`` returned
+    another candidate's orphan.)"""
     kill_tree(os.getpid())
     os._exit(code)
 
@@ -281,7 +283,6 @@ def worker_main(conn: Any, spec: BackendSpec, limits: EvalLimits, parent_pid: in
     ``output_path``: file that receives the worker's stdout and stderr ('' leaves them alone).
     """
     _lead_own_group()  # first: the parent-death handler kills the group this worker leads
-    become_subreaper()  # what a candidate starts stays below this worker, where the kills find it
     # Ctrl-C is the parent's business. A terminal's Ctrl-C reaches the whole foreground group, and
     # one that arrived while this interpreter was still importing printed a KeyboardInterrupt
     # traceback over the run's one line: the pool starts workers with SIGINT ignored already
