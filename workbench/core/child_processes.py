@@ -1,10 +1,11 @@
 """Starting child processes of the workbench's own, and ending what they started.
 
-What they inherit at their first instruction: a process the workbench spawns (a worker of the pool, the reader of a python
-benchmark's declarations) starts with SIGINT ignored, so a terminal's Ctrl-C, which reaches every
-process of the foreground group, cannot interrupt it while its interpreter is still importing
-(that printed a KeyboardInterrupt traceback over the run's one line "interrupted"). The parent
-handles the interrupt and ends its children itself.
+What they inherit at their first instruction: a process the workbench spawns (a worker of the
+pool, the reader of a python benchmark's declarations) starts with SIGINT ignored, so a
+terminal's Ctrl-C, which reaches every process of the foreground group, cannot interrupt it
+while its interpreter is still importing (that printed a KeyboardInterrupt traceback over the
+run's one line "interrupted"). The parent handles the interrupt and ends its children itself,
+with whatever they started (:func:`kill_tree`, beside the process group each worker leads).
 """
 
 from __future__ import annotations
