@@ -19,9 +19,10 @@ from workbench.search.base import Strategy
 #: slot by slot, and a sparse space (a restriction over all its slots keeping a few dozen configs
 #: of millions) kept the run waiting tens of seconds between its last configs and after them.
 #: Larger spaces are walked lazily (they are rarely sparse, and their listing would not fit), and
-#: so are spaces of more than ``COUNTED_UP_TO`` configs before restrictions whose count is not
-#: known yet: counting those may take as long as the walk it would save (a restriction over
-#: eight slots of twelve values took 22 s to be found uncountable).
+#: so is a space whose count is not known yet and whose largest group of linked slots holds more
+#: than ``COUNTED_UP_TO`` configs before restrictions: counting it may take longer than the walk
+#: it would save (a restriction over eight slots of twelve values took 22 s to be found
+#: uncountable, where the walk proposed at once); smaller groups are counted in a second or two.
 LISTED_UP_TO = 50_000
 COUNTED_UP_TO = 20_000_000
 
@@ -44,7 +45,7 @@ class GridSearch(Strategy):
         space = self.space
         if isinstance(space, ProductSpace):
             count = space.known_count
-            if count is None and space.cartesian_size <= COUNTED_UP_TO:
+            if count is None and space.largest_linked_group <= COUNTED_UP_TO:
                 try:  # (at most some 10^7 points, counted with NumPy: a second or two)
                     count = space.count()
                 except SpaceError:  # too costly to count after all: walked

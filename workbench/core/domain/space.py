@@ -890,6 +890,12 @@ class ProductSpace(SearchSpace):
         return self._counter.count()
 
     @property
+    def largest_linked_group(self) -> int:
+        """Configs of the largest group of slots its restrictions link, before the restrictions:
+        what :meth:`count` scans at most in one piece (see :mod:`workbench.core.domain.space_count`)."""
+        return 1 if self._false_constant is not None else self._counter.largest_group()
+
+    @property
     def known_count(self) -> int | None:
         """:meth:`count` when it was already computed, else None (never computes)."""
         return 0 if self._false_constant is not None else self._counter.known_count

@@ -324,6 +324,12 @@ class Counter:
             self._components = components
         return self._components
 
+    def largest_group(self) -> int:
+        """Points of the largest group of slots the restrictions link: what a count scans at most
+        in one piece (groups are counted apart; a slot no restriction reads is a group of its own)."""
+        with self._lock:
+            return max((c.cartesian for c in self._get_components()), default=1)
+
     def count(self) -> int:
         """Exact number of valid assignments (cached): independent groups are counted apart."""
         with self._lock:
