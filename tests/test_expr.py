@@ -148,6 +148,8 @@ def test_spaces_and_marks_of_written_text_are_no_hidden_characters() -> None:
         ("1j == tile_x", "only number, text and True/False literals"),
         ("{1: 2} == tile_x", "dict literals are not allowed"),
         ("tile_x > ", "syntax error"),
+        # a text that ends too soon: the error is at its end, not at column 1 over what is right
+        ("tile_x > 1 and", "syntax error: invalid syntax (col 15: end of text)"),
         ("import os", "syntax error"),
         ("tile_x = 1", "syntax error"),
         ("", "restriction is empty"),

@@ -1930,3 +1930,14 @@ def test_a_misspelt_slot_name_is_said_at_the_slot_not_where_it_is_spelt_right():
     assert template_from_spec(headed, read_in_header).name == "g"
     with pytest.raises(SpecError, match="slot 'block_x': the source never uses BLOCK_X, and uses BLOCK"):
         template_from_spec(headed, read_in_header.replace('#include "cfg.h"\n', ""))
+
+
+def test_an_expression_that_ends_too_soon_is_marked_at_its_end():
+    """``x <= 4096 and`` typed live was said to be wrong at column 1, and the editor underlined
+    the right start of the line; the error is at the end of the text, its last character marked."""
+    from workbench.core.domain.kernel_spec import expression_problem
+
+    for text, array in (("block_size * items <= 4096 and", False), ("a * x +", True), ("(n + b - 1) //", False)):
+        problem = expression_problem(text, ["block_size", "items", "a", "x", "n", "b"], array=array)
+        assert problem is not None and f"(col {len(text) + 1}: end of text)" in problem.message
+        assert (problem.start, problem.length) == (len(text) - 1, 1)

@@ -29,6 +29,7 @@ from workbench.core.domain.expr import (
     EvaluationError,
     ExpressionCompiler,
     refuse_hidden_characters,
+    syntax_position,
 )
 
 #: NumPy functions a reference may call, with the (min, max) number of positional arguments.
@@ -370,8 +371,8 @@ def compile_array_expression(text: str, known_names: Iterable[str]) -> ArrayExpr
     try:
         tree = pysyntax.parse(shown, mode="eval")
     except SyntaxError as exc:
-        col = exc.offset or 1
-        raise RestrictionError(f'expression "{shown}": syntax error: {exc.msg} (col {col}: {shown[col - 1:col + 19]})') from None
+        col, snippet = syntax_position(exc, shown)
+        raise RestrictionError(f'expression "{shown}": syntax error: {exc.msg} (col {col}: {snippet})') from None
     known = frozenset(known_names)
     compiler = _ArrayCompiler(shown, known, None)
     fn, _ = compiler.compile(tree.body, 0)

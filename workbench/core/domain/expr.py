@@ -233,6 +233,14 @@ def c_syntax_hint(text: str) -> str:
     return f"; write {', '.join(used)} (restrictions are Python expressions)" if used else ""
 
 
+def syntax_position(exc: SyntaxError, shown: str) -> tuple[int, str]:
+    """Where a syntax error of ``shown`` is (1-based column) and the text from there. Python places
+    an error of a text that ends too soon (``x <= 4096 and``, ``a * x +``) nowhere (offset 0): it is
+    at the end, not at column 1 over text that is right."""
+    col = exc.offset if exc.offset else len(shown) + 1
+    return col, shown[max(col - 1, 0): col + 19] or "end of text"
+
+
 def compile_restriction(
     text: str, known_names: Iterable[str], kinds: Mapping[str, str] | None = None
 ) -> Restriction:
@@ -255,8 +263,7 @@ def compile_restriction(
     try:
         tree = pysyntax.parse(shown, mode="eval")
     except SyntaxError as exc:
-        col = exc.offset or 1
-        snippet = shown[max(col - 1, 0) : col + 19] or "end of text"
+        col, snippet = syntax_position(exc, shown)
         raise RestrictionError(f'restriction "{shown}": syntax error: {exc.msg} (col {col}: {snippet})'
                                f"{c_syntax_hint(shown)}") from None
     except (RecursionError, MemoryError, ValueError) as exc:

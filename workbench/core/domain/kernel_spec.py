@@ -162,6 +162,8 @@ def expression_problem(text: str, names: Sequence[str], *, array: bool = False) 
         if match:
             start = stripped + int(match.group(1)) - 1
             snippet = message[match.end():].rstrip(")")
+            if snippet.startswith("end of text"):  # (the text ends too soon: its last character marked)
+                return ExpressionProblem(message, max(len(text.rstrip()) - 1, 0), 1)
             length = max(1, len(snippet.rstrip(".")) if not snippet.endswith("...") else len(snippet) - 3)
             return ExpressionProblem(message, min(start, max(len(text) - 1, 0)), length)
         return ExpressionProblem(message, 0, len(text))
