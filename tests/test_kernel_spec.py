@@ -1090,17 +1090,25 @@ def test_a_run_where_every_config_fails_to_compile_says_why_in_its_last_line(cli
     assert "most often compile_error (3)" in cli("show", str(out)).stdout
 
 
-def test_a_python_reference_that_raises_is_named_with_its_file(tmp_path, cli):
+@pytest.mark.parametrize("code, said", [
+    ("def reference(inputs, problem):\n    return {'out': inputs['v']}\n",
+     ": reference(inputs, problem) raised KeyError: 'v'"),
+    # as the file loads: a syntax error named only the file's base name, and a name that fails at
+    # module level neither file nor line
+    ("def reference(inputs, problem)\n    return {}\n", ", line 1: SyntaxError: expected ':'"),
+    ("import numpy as np\nSCALE = undefined_thing\n", ", line 2: loading it raised NameError: name 'undefined_thing'"),
+])
+def test_a_python_reference_that_raises_is_named_with_its_file(tmp_path, cli, code, said):
     """"sim backend failed to start: KeyError: 'v'" named neither the file nor the function."""
     spec = json.loads(json.dumps(SPEC))
     spec["reference"] = {"kind": "python", "file": "_saxpy_reference.py"}
     (tmp_path / "saxpy.cu").write_text(SOURCE)
     (tmp_path / f"saxpy{SPEC_SUFFIX}").write_text(json.dumps(spec, indent=2))
-    (tmp_path / "_saxpy_reference.py").write_text("def reference(inputs, problem):\n    return {'out': inputs['v']}\n")
+    (tmp_path / "_saxpy_reference.py").write_text(code)
     out = tmp_path / "s.json"
     done = cli("tune", "saxpy", "--kernel-dir", str(tmp_path), "--backend", "sim", "--budget", "2", "--out", str(out))
     assert done.returncode != 0
-    assert f"{tmp_path / '_saxpy_reference.py'}: reference(inputs, problem) raised KeyError: 'v'" in done.stderr
+    assert f"{tmp_path / '_saxpy_reference.py'}{said}" in done.stderr, done.stderr
     assert not out.exists() and not Path(str(out) + ".journal").exists()  # nothing measured, nothing left
 
 

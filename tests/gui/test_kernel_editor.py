@@ -1274,7 +1274,7 @@ def test_undo_steps_are_what_one_action_did_to_the_tables_together(editor, qtbot
     assert [rows(t) for t in (slots, editor.problem_table, args, ref)] == opened and not editor.modified()
 
 
-@pytest.mark.parametrize("data", ["plain", "linked"])
+@pytest.mark.parametrize("data", ["plain", "linked", "syntax"])
 def test_a_run_that_fails_in_the_chosen_reference_names_the_persons_file_not_the_drafts_copy(
         window, qtbot, tmp_path, monkeypatch, data):
     """Tune runs a draft holding a copy of the chosen reference: its error named
@@ -1291,7 +1291,8 @@ def test_a_run_that_fails_in_the_chosen_reference_names_the_persons_file_not_the
     folder = tmp_path / "mine"
     shutil.copytree(EXAMPLE, folder)
     chosen = tmp_path / "my ref.py"
-    chosen.write_text("def reference(inputs, problem):\n    raise ValueError('my bug here')\n")
+    chosen.write_text("def reference(inputs, problem):\n    raise ValueError('my bug here')\n" if data != "syntax"
+                      else "def reference(inputs, problem)\n    return {}\n")  # (one that fails as it loads)
     editor = window.open_kernel_editor()
     qtbot.addWidget(editor)
     editor.open_folder(folder)
@@ -1303,6 +1304,7 @@ def test_a_run_that_fails_in_the_chosen_reference_names_the_persons_file_not_the
         editor.tune(4)
     window.interactive = False
     assert done.args[0].reason == "error" and "template-drafts" in done.args[0].message  # the run's own record
-    assert said and f"{chosen}: reference(inputs, problem) raised ValueError: my bug here" in said[0], said
+    assert said and (f"{chosen}: reference(inputs, problem) raised ValueError: my bug here" if data != "syntax"
+                     else f"{chosen}, line 1: SyntaxError: expected ':'") in said[0], said
     assert "template-drafts" not in said[0] and said[0].endswith("(the run read a copy of it in the kernel editor's drafts)")
     editor.wait_for_check()

@@ -25,6 +25,7 @@ import keyword
 import math
 import os
 import re
+import traceback
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
@@ -878,7 +879,15 @@ class _PythonReference:
             if spec is None or spec.loader is None or not self.path.is_file():
                 raise TemplateError(f"{self.path}: reference file not found")
             module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
+            try:
+                spec.loader.exec_module(module)
+            except SyntaxError as exc:  # said with where it is, as what the function raises is
+                raise TemplateError(f"{self.path}, line {exc.lineno}: SyntaxError: {exc.msg}") from None
+            except Exception as exc:  # noqa: BLE001 - the author's code, run as the module loads
+                line = next((frame.lineno for frame in reversed(traceback.extract_tb(exc.__traceback__))
+                             if Path(frame.filename) == self.path), None)
+                where = f"{self.path}, line {line}" if line is not None else str(self.path)
+                raise TemplateError(f"{where}: loading it raised {type(exc).__name__}: {exc}") from None
             fn = getattr(module, self.function, None)
             if not callable(fn):
                 raise TemplateError(f"{self.path}: defines no function {self.function}(inputs, problem)")
