@@ -1308,3 +1308,17 @@ def test_a_run_that_fails_in_the_chosen_reference_names_the_persons_file_not_the
                      else f"{chosen}, line 1: SyntaxError: expected ':'") in said[0], said
     assert "template-drafts" not in said[0] and said[0].endswith("(the run read a copy of it in the kernel editor's drafts)")
     editor.wait_for_check()
+
+
+def test_a_misspelt_slot_is_not_copied_into_the_restriction_that_spells_it_right(editor, qtbot):
+    """With the slot ``items`` renamed ``itmes``, the restrictions tab told the person to write
+    ``itmes`` in the restriction, the opposite of the problems list (the slot is misspelt: the
+    source uses ITEMS). It names the source's spelling and asks about the slot."""
+    type_saxpy(editor, qtbot)
+    editor.slots_table.item(1, 0).setText("itmes")
+    status = editor.restriction_status.text()
+    assert "did you mean 'itmes'" not in status
+    assert "unknown name 'items' (the source uses ITEMS and never ITMES: is the slot 'itmes' misspelt?)" in status
+    editor.slots_table.item(1, 0).setText("items")
+    editor.restrictions.setPlainText("block_size * itemz <= 4096")  # the restriction misspelt: its own hint stays
+    assert "did you mean 'items'?" in editor.restriction_status.text()

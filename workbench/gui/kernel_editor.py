@@ -31,6 +31,7 @@ from workbench.core.model.kernel_draft import Diagnostic, DraftReport, check_dra
 from workbench.core.domain.kernel_spec import (
     DEFAULT_ARG_KIND, DEFAULT_ATOL, DEFAULT_DTYPE, DEFAULT_GROUP, DEFAULT_RTOL, SPEC_SUFFIX, SpecError, expression_problem, format_values, load_declarative, parse_values,
     check_template_name, read_cuda_file, read_spec, read_spec_source, reference_file_named, save_template_folder,
+    slot_typo_hint,
     spec_path, split_expressions, user_templates_dir,
 )
 from workbench.core.fs import resolved
@@ -709,7 +710,8 @@ class KernelEditor(QMainWindow):
             problem = expression_problem(line, names)
             if problem is None:
                 continue
-            messages.append(f"line {number + 1}: {problem.message}")
+            slots = [_cell(self.slots_table, r, 0) for r in range(self.slots_table.rowCount())]
+            messages.append(f"line {number + 1}: {slot_typo_hint(problem.message, self.source.toPlainText(), slots)}")
             block = document.findBlockByNumber(number)
             cursor = QTextCursor(block)
             cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.MoveAnchor, problem.start)

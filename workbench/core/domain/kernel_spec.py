@@ -149,6 +149,25 @@ class ExpressionProblem:
     length: int
 
 
+#: An unknown name's message with the known name closest to it (see :func:`slot_typo_hint`).
+_UNKNOWN_NAME = re.compile(r"unknown name '(\w+)'; did you mean '(\w+)'\?")
+
+
+def slot_typo_hint(message: str, source: str, slot_names: Sequence[str]) -> str:
+    """``message`` about an unknown name, its hint turned around where the slot is what is misspelt:
+    an expression naming ``items`` beside a slot ``itmes`` was told to write ``itmes``, though the
+    source uses ITEMS and never ITMES (:meth:`_SpecReader.check_slot_spelling` says it at the slot)."""
+    match = _UNKNOWN_NAME.search(message)
+    if match is None or match.group(2) not in slot_names:
+        return message
+    unknown, suggested = match.groups()
+    named = set(re.findall(r"[A-Za-z_]\w*", strip_comments(source)))
+    if unknown.upper() not in named or suggested.upper() in named:
+        return message
+    return message.replace(match.group(0), f"unknown name '{unknown}' (the source uses {unknown.upper()} and never "
+                                           f"{suggested.upper()}: is the slot {suggested!r} misspelt?)")
+
+
 def expression_problem(text: str, names: Sequence[str], *, array: bool = False) -> ExpressionProblem | None:
     """None when ``text`` compiles in the safe language over ``names``; else the message and the span to mark."""
     try:
