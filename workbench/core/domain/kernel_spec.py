@@ -853,6 +853,13 @@ class _Builder:
                 if value.size != 1 and value.shape != tuple(shape):
                     raise SpecError(f"gives shape {value.shape}, but output {out!r} has shape {tuple(shape)}",
                                     *where[out], path)
+                if value.size == 1 and math.prod(shape) > 1 and any(np.ndim(env[name]) for name in e.names if name in env):
+                    # one number made from arrays is a reduction a person rarely means for every element:
+                    # max(a * x + y, 0), the larger of two in a restriction, is NumPy's max over axis 0
+                    raise SpecError(f"gives one number from array inputs, but output {out!r} has shape "
+                                    f"{tuple(shape)}: a reference gives every element (max(x, 0) and min(x, 0) "
+                                    "reduce over axis 0; the larger or smaller of two is maximum(x, 0) or "
+                                    "minimum(x, 0))", *where[out], path)
                 result[out] = np.array(np.broadcast_to(value.reshape(()) if value.size == 1 else value, shape),
                                        dtype=np.float64)
             return result
