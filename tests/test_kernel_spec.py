@@ -1097,6 +1097,10 @@ def test_a_run_where_every_config_fails_to_compile_says_why_in_its_last_line(cli
     # module level neither file nor line
     ("def reference(inputs, problem)\n    return {}\n", ", line 1: SyntaxError: expected ':'"),
     ("import numpy as np\nSCALE = undefined_thing\n", ", line 2: loading it raised NameError: name 'undefined_thing'"),
+    # a syntax error of text the file compiles itself is at the file's line that compiles it
+    ("import numpy as np\n\n\nCHECK = compile('a * x +', 'formula', 'eval')\n",
+     ", line 4: loading it raised SyntaxError: invalid syntax"),
+    ("import sys\nsys.exit('no')\n", ", line 2: loading it raised SystemExit: no"),
 ])
 def test_a_python_reference_that_raises_is_named_with_its_file(tmp_path, cli, code, said):
     """"sim backend failed to start: KeyError: 'v'" named neither the file nor the function."""
@@ -1871,7 +1875,7 @@ def test_a_reference_of_another_shape_than_its_output_is_refused_not_broadcast_i
                     {"name": "y", "kind": "in", "dtype": "float32", "shape": ["n"]},
                     {"name": "out", "kind": "out", "dtype": "float32", "shape": ["n", "n"]}]
     spec["problem"] = {"n": {"default": 64, "small": 8}}
-    for text in ("x * y", "max(x * y, 0)", "2.5 * n"):
+    for text in ("x * y", "max(x * y, 0)", "2.5 * n", "x[0]"):
         spec["reference"] = {"kind": "expression", "outputs": {"out": text}}
         template = template_from_spec(spec, SOURCE)
         problem = template.resolve_problem({})
@@ -1882,6 +1886,8 @@ def test_a_reference_of_another_shape_than_its_output_is_refused_not_broadcast_i
         elif text.startswith("max"):  # NumPy's max over axis 0 where the larger of two was meant
             with pytest.raises(SpecError, match=r"gives one number from array inputs, .* maximum\(x, 0\)"):
                 template.reference(inputs, problem)
+        elif text == "x[0]":  # one element picked, no reduction: it fills the output as asked
+            assert template.reference(inputs, problem)["out"].tolist() == np.full((64, 64), inputs["x"][0]).tolist()
         else:  # one number of the problem's fills the output
             assert template.reference(inputs, problem)["out"].tolist() == np.full((64, 64), 160.0).tolist()
 
@@ -1952,3 +1958,18 @@ def test_an_expression_that_ends_too_soon_is_marked_at_its_end():
         problem = expression_problem(text, ["block_size", "items", "a", "x", "n", "b"], array=array)
         assert problem is not None and f"(col {len(text) + 1}: end of text)" in problem.message
         assert (problem.start, problem.length) == (len(text) - 1, 1)
+    commented = expression_problem("a <= 4 and  # cap", ["a"])  # before a comment: at the end of the code
+    assert commented is not None and "(col 11: end of text)" in commented.message and commented.start == 9
+
+
+def test_the_misspelt_slot_hint_is_only_for_a_slot_that_reaches_nothing():
+    """The hint that a slot is misspelt misfired on a slot named only in the launch, and beside a
+    header of the source's own that reads its macro: both slots are fine, and the restriction
+    holds the typo, as its own "did you mean" says."""
+    from workbench.core.domain.kernel_spec import slot_typo_hint
+
+    message = "restriction \"block_x <= 64\": unknown name 'block_x'; did you mean 'block_y'? (known: block_y)"
+    source = "#define BLOCK_X 32\n__global__ void g() { int i = threadIdx.x * BLOCK_X; }\n"
+    assert "is the slot 'block_y' misspelt?" in slot_typo_hint(message, source, ["block_y"])
+    assert slot_typo_hint(message, source, ["block_y"], elsewhere="32 block_y 1") == message  # in the launch
+    assert slot_typo_hint(message, '#include "cfg.h"\n' + source, ["block_y"]) == message  # a header may read it

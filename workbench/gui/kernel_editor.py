@@ -711,7 +711,10 @@ class KernelEditor(QMainWindow):
             if problem is None:
                 continue
             slots = [_cell(self.slots_table, r, 0) for r in range(self.slots_table.rowCount())]
-            messages.append(f"line {number + 1}: {slot_typo_hint(problem.message, self.source.toPlainText(), slots)}")
+            launch = " ".join(edit.text() for edit in (*self.grid_edits, *self.block_edits, self.smem_edit,
+                                                       *self.profile_edits.values()))
+            hinted = slot_typo_hint(problem.message, self.source.toPlainText(), slots, elsewhere=launch)
+            messages.append(f"line {number + 1}: {hinted}")
             block = document.findBlockByNumber(number)
             cursor = QTextCursor(block)
             cursor.movePosition(QTextCursor.MoveOperation.Right, QTextCursor.MoveMode.MoveAnchor, problem.start)

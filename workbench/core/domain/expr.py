@@ -237,7 +237,10 @@ def syntax_position(exc: SyntaxError, shown: str) -> tuple[int, str]:
     """Where a syntax error of ``shown`` is (1-based column) and the text from there. Python places
     an error of a text that ends too soon (``x <= 4096 and``, ``a * x +``) nowhere (offset 0): it is
     at the end, not at column 1 over text that is right."""
-    col = exc.offset if exc.offset else len(shown) + 1
+    if not exc.offset:  # at the end of the code, before a comment after it (which restrictions allow)
+        code = shown.split("#", 1)[0].rstrip() if "#" in shown and not {'"', "'"} & set(shown) else shown
+        return len(code) + 1, "end of text"
+    col = exc.offset
     return col, shown[max(col - 1, 0): col + 19] or "end of text"
 
 

@@ -149,20 +149,27 @@ class ExpressionProblem:
     length: int
 
 
+#: A reduction call in a reference expression (see the check of one number filling an output).
+_REDUCTION = re.compile(r"\b(?:sum|max|min|mean)\s*\(")
+
 #: An unknown name's message with the known name closest to it (see :func:`slot_typo_hint`).
 _UNKNOWN_NAME = re.compile(r"unknown name '(\w+)'; did you mean '(\w+)'\?")
 
 
-def slot_typo_hint(message: str, source: str, slot_names: Sequence[str]) -> str:
+def slot_typo_hint(message: str, source: str, slot_names: Sequence[str], elsewhere: str = "") -> str:
     """``message`` about an unknown name, its hint turned around where the slot is what is misspelt:
     an expression naming ``items`` beside a slot ``itmes`` was told to write ``itmes``, though the
-    source uses ITEMS and never ITMES (:meth:`_SpecReader.check_slot_spelling` says it at the slot)."""
+    source uses ITEMS and never ITMES (:meth:`_SpecReader.check_slot_spelling` says it at the slot).
+    Only for a slot that reaches nothing, as that check judges it: not one named in ``elsewhere``
+    (the launch and profile expressions), nor beside a header of the source's own, which may read it."""
     match = _UNKNOWN_NAME.search(message)
     if match is None or match.group(2) not in slot_names:
         return message
     unknown, suggested = match.groups()
-    named = set(re.findall(r"[A-Za-z_]\w*", strip_comments(source)))
-    if unknown.upper() not in named or suggested.upper() in named:
+    code = strip_comments(source)
+    named = set(re.findall(r"[A-Za-z_]\w*", code))
+    if (unknown.upper() not in named or suggested.upper() in named or re.search(rf"\b{suggested}\b", elsewhere)
+            or re.search(r'^\s*#\s*include\s*"', code, re.M)):
         return message
     return message.replace(match.group(0), f"unknown name '{unknown}' (the source uses {unknown.upper()} and never "
                                            f"{suggested.upper()}: is the slot {suggested!r} misspelt?)")
@@ -183,7 +190,7 @@ def expression_problem(text: str, names: Sequence[str], *, array: bool = False) 
             start = stripped + int(match.group(1)) - 1
             snippet = message[match.end():].rstrip(")")
             if snippet.startswith("end of text"):  # (the text ends too soon: its last character marked)
-                return ExpressionProblem(message, max(len(text.rstrip()) - 1, 0), 1)
+                return ExpressionProblem(message, max(start - 1, 0), 1)
             length = max(1, len(snippet.rstrip(".")) if not snippet.endswith("...") else len(snippet) - 3)
             return ExpressionProblem(message, min(start, max(len(text) - 1, 0)), length)
         return ExpressionProblem(message, 0, len(text))
@@ -853,7 +860,8 @@ class _Builder:
                 if value.size != 1 and value.shape != tuple(shape):
                     raise SpecError(f"gives shape {value.shape}, but output {out!r} has shape {tuple(shape)}",
                                     *where[out], path)
-                if value.size == 1 and math.prod(shape) > 1 and any(np.ndim(env[name]) for name in e.names if name in env):
+                if (value.size == 1 and math.prod(shape) > 1 and _REDUCTION.search(e.text)
+                        and any(np.size(env[name]) > 1 for name in e.names if name in env)):
                     # one number made from arrays is a reduction a person rarely means for every element:
                     # max(a * x + y, 0), the larger of two in a restriction, is NumPy's max over axis 0
                     raise SpecError(f"gives one number from array inputs, but output {out!r} has shape "
@@ -899,6 +907,12 @@ class _PythonReference:
         self.shapes = dict(shapes or {})  # each output's shape for a problem
         self._fn: Callable[..., Any] | None = None
 
+    def _loading_line(self, exc: BaseException) -> str:
+        """The file, and its line the traceback of ``exc`` last passed through where there is one."""
+        line = next((frame.lineno for frame in reversed(traceback.extract_tb(exc.__traceback__))
+                     if Path(frame.filename) == self.path), None)
+        return f"{self.path}, line {line}" if line is not None else str(self.path)
+
     def __call__(self, inputs: Mapping[str, Any], problem: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if self._fn is None:
             spec = file_module_spec(f"workbench_reference_{self.path.stem}", self.path)
@@ -908,12 +922,11 @@ class _PythonReference:
             try:
                 spec.loader.exec_module(module)
             except SyntaxError as exc:  # said with where it is, as what the function raises is
-                raise TemplateError(f"{self.path}, line {exc.lineno}: SyntaxError: {exc.msg}") from None
-            except Exception as exc:  # noqa: BLE001 - the author's code, run as the module loads
-                line = next((frame.lineno for frame in reversed(traceback.extract_tb(exc.__traceback__))
-                             if Path(frame.filename) == self.path), None)
-                where = f"{self.path}, line {line}" if line is not None else str(self.path)
-                raise TemplateError(f"{where}: loading it raised {type(exc).__name__}: {exc}") from None
+                if exc.filename and Path(exc.filename) == self.path:  # (not text the file compiles itself)
+                    raise TemplateError(f"{self.path}, line {exc.lineno}: SyntaxError: {exc.msg}") from None
+                raise TemplateError(f"{self._loading_line(exc)}: loading it raised SyntaxError: {exc.msg}") from None
+            except (Exception, SystemExit) as exc:  # noqa: BLE001 - the author's code, run as the module loads
+                raise TemplateError(f"{self._loading_line(exc)}: loading it raised {type(exc).__name__}: {exc}") from None
             fn = getattr(module, self.function, None)
             if not callable(fn):
                 raise TemplateError(f"{self.path}: defines no function {self.function}(inputs, problem)")
