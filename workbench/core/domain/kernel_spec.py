@@ -156,20 +156,31 @@ _REDUCTION = re.compile(r"\b(?:sum|max|min|mean)\s*\(")
 _UNKNOWN_NAME = re.compile(r"unknown name '(\w+)'; did you mean '(\w+)'\?")
 
 
+def unreached_slot_names(slot_names: Sequence[str], source: str, elsewhere: str,
+                         compile_options: Sequence[Any] = ()) -> list[str]:
+    """The slots whose macro ``source`` never names and whose name ``elsewhere`` (the launch and
+    profile expressions) never uses; none when the source includes a header of its own, which may
+    read the macros (the source alone does not tell)."""
+    code = strip_comments(source)
+    if re.search(r'^\s*#\s*include\s*[<"]', code, re.M) and not all(
+            name in _SYSTEM_HEADERS for name in re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', code, re.M)) \
+            or any(str(o).startswith("-include") for o in compile_options):
+        return []
+    return [name for name in slot_names if not re.search(rf"\b{re.escape(name.upper())}(?:_\w+)?\b", code)
+            and not re.search(rf"\b{re.escape(name)}\b", elsewhere)]
+
+
 def slot_typo_hint(message: str, source: str, slot_names: Sequence[str], elsewhere: str = "") -> str:
     """``message`` about an unknown name, its hint turned around where the slot is what is misspelt:
     an expression naming ``items`` beside a slot ``itmes`` was told to write ``itmes``, though the
     source uses ITEMS and never ITMES (:meth:`_SpecReader.check_slot_spelling` says it at the slot).
-    Only for a slot that reaches nothing, as that check judges it: not one named in ``elsewhere``
-    (the launch and profile expressions), nor beside a header of the source's own, which may read it."""
+    Only for a slot that reaches nothing, as that check judges it (:func:`unreached_slot_names`)."""
     match = _UNKNOWN_NAME.search(message)
     if match is None or match.group(2) not in slot_names:
         return message
     unknown, suggested = match.groups()
-    code = strip_comments(source)
-    named = set(re.findall(r"[A-Za-z_]\w*", code))
-    if (unknown.upper() not in named or suggested.upper() in named or re.search(rf"\b{suggested}\b", elsewhere)
-            or re.search(r'^\s*#\s*include\s*"', code, re.M)):
+    named = set(re.findall(r"[A-Za-z_]\w*", strip_comments(source)))
+    if unknown.upper() not in named or suggested not in unreached_slot_names([suggested], source, elsewhere):
         return message
     return message.replace(match.group(0), f"unknown name '{unknown}' (the source uses {unknown.upper()} and never "
                                            f"{suggested.upper()}: is the slot {suggested!r} misspelt?)")
@@ -775,19 +786,12 @@ class _Builder:
                             slot.name)
 
     def unreached_slots(self, slots: Sequence[Slot]) -> list[tuple[int, Slot]]:
-        """The slots (with their positions) whose macro the source never names and whose name no
-        launch or profile expression uses; none when the source includes a header of its own,
-        which may read the macros (the source alone does not tell)."""
-        code = strip_comments(self.source)
+        """The slots (with their positions) that reach nothing (:func:`unreached_slot_names`)."""
         options = self.spec.get("compile_options")
-        if re.search(r'^\s*#\s*include\s*[<"]', code, re.M) and not all(
-                name in _SYSTEM_HEADERS for name in re.findall(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', code, re.M)) \
-                or (isinstance(options, list) and any(str(o).startswith("-include") for o in options)):
-            return []
         geometry = json.dumps([self.spec.get(key) for key in ("grid", "block", "dynamic_smem", "profile")])
-        return [(i, slot) for i, slot in enumerate(slots)
-                if not re.search(rf"\b{re.escape(slot.name.upper())}(?:_\w+)?\b", code)
-                and not re.search(rf"\b{re.escape(slot.name)}\b", geometry)]
+        unreached = set(unreached_slot_names([slot.name for slot in slots], self.source, geometry,
+                                             options if isinstance(options, list) else ()))
+        return [(i, slot) for i, slot in enumerate(slots) if slot.name in unreached]
 
     def check_profile(self, envs: Mapping[str, Mapping[str, Any]]) -> None:
         """Each profile expression at the default config (with the default and the small problem)
