@@ -38,7 +38,9 @@ class GridSearch(Strategy):
     def __init__(self, space: Any, seed: int = 0, **options: Any) -> None:
         super().__init__(space, seed=seed, **options)
         self._proposed = 0
-        self._configs: Iterator[Config] = self._in_order_from(0)
+        #: made at the first ask, in the thread that runs the search: a count may take a second or
+        #: two, which a window starting the run would otherwise spend frozen
+        self._configs: Iterator[Config] | None = None
 
     def _in_order_from(self, start: int) -> Iterator[Config]:
         """The valid configs in the space's order, from the ``start``-th on."""
@@ -56,6 +58,8 @@ class GridSearch(Strategy):
 
     def ask(self, n: int) -> list[Config]:
         out: list[Config] = []
+        if self._configs is None:
+            self._configs = self._in_order_from(self._proposed)
         while len(out) < n:
             config = next(self._configs, None)
             if config is None:
@@ -76,4 +80,4 @@ class GridSearch(Strategy):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self._configs = self._in_order_from(self._proposed)
+        self._configs = None  # (listed again from where it stopped at the next ask)
