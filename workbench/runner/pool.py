@@ -577,10 +577,10 @@ class WorkerPool(ResultQueue):
         for worker in self._workers:
             if worker.job is not None:
                 deadlines.append(worker.job.phase_since + self._timeout_for(worker.job.phase))
-                if worker.output_path:
-                    deadlines.append(self._outputs_checked + OUTPUT_CHECK_S)
             elif not worker.ready and not worker.failed_startup:
                 deadlines.append(worker.started + self.start_timeout_s)
+        if any(worker.job is not None and worker.output_path for worker in self._workers):
+            deadlines.append(self._outputs_checked + OUTPUT_CHECK_S)  # (see _cap_outputs)
         return min(deadlines) if deadlines else None
 
     def _step(self, wait_s: float | None) -> None:
