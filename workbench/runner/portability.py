@@ -10,11 +10,10 @@ code): shipped templates are predicted, and those of folders the person names (`
 from __future__ import annotations
 
 import os
-import shlex
 from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec
-from workbench.core.errors import UnknownTemplate, WorkbenchError
+from workbench.core.errors import FLAG_WORDING, UnknownTemplate, WorkbenchError
 from workbench.core.domain.portability import Predictor
 from workbench.core.domain.records import BackendOptions
 from workbench.core.domain.session import Session
@@ -59,14 +58,14 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
             standing = None  # (the predictor says why, below)
         other = stands_in_for_another(standing, session.source_hash, unloaded) if standing is not None else None
         if other is not None:  # the shipped namesake is other code: its predictions would be of another kernel
-            notes.append(f"{name}: no prediction ({other}, which is not loaded; use --kernel-dir {shlex.quote(str(unloaded[0]))})")
+            notes.append(f"{name}: no prediction ({other}, which is not loaded; use {FLAG_WORDING['kernel_dir'](str(unloaded[0]))})")
             continue
         options["kernel_dirs"] = [] if template is not None else [str(d) for d in kernel_dirs]  # never the session's own
         options["problem"] = {**session.problem, **(at or {})}
         try:
             predictors[name] = sim_predictor(BackendSpec("sim", options), template=template).predict
         except WorkbenchError as exc:
-            hint = (f"; its template folder is not loaded: use --kernel-dir {shlex.quote(str(unloaded[0]))}"
+            hint = (f"; its template folder is not loaded: use {FLAG_WORDING['kernel_dir'](str(unloaded[0]))}"
                     if unloaded and isinstance(exc, UnknownTemplate) else "")
             notes.append(f"{name}: no prediction ({exc}){hint}")
     return predictors, notes
