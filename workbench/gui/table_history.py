@@ -53,18 +53,18 @@ class Snapshots(Generic[State]):
 
     def undo(self) -> State | None:
         """The state before the last change (None: nothing to undo)."""
-        if not self.undos:
-            return None
-        self.redos.append(self.current)
-        self.current = self.undos.pop()
-        return self.current
+        return self._step(self.undos, self.redos)
 
     def redo(self) -> State | None:
         """The state an undo went back from (None: nothing to redo)."""
-        if not self.redos:
+        return self._step(self.redos, self.undos)
+
+    def _step(self, source: list[State], target: list[State]) -> State | None:
+        """The last state of ``source`` made current, the current one kept on ``target``."""
+        if not source:
             return None
-        self.undos.append(self.current)
-        self.current = self.redos.pop()
+        target.append(self.current)
+        self.current = source.pop()
         return self.current
 
 
