@@ -525,7 +525,7 @@ def test_an_optimum_of_a_partly_measured_gpu_is_said_to_be_the_best_measured() -
     (note,) = [n for n in report.notes if "best config its session measured" in n]
     assert "GPU B 3 of 6" in note and "GPU A" not in note and "upper bounds" in note
     one = recorded("GPU D", dict(list(every.items())[:1]))
-    assert "best worst case of 1 config run on every GPU" in "\n".join(format_report(portability_report([a, one])))
+    assert "best worst case of 1 config worked on every GPU" in "\n".join(format_report(portability_report([a, one])))
     whole = recorded("GPU C", every)  # every valid config measured on both: nothing to say
     assert not [n for n in portability_report([a, whole], ["a.json", "c.json"]).notes if "session measured" in n]
 
@@ -542,7 +542,7 @@ def test_configs_known_only_by_prediction_are_counted_apart_and_simulated_cells_
     both = {t.config.id for t in h200.trials} & {t.config.id for t in t4.trials}
     ran = pick.candidates - pick.candidates_predicted
     assert pick.candidates_predicted > 0 and ran <= len(both)
-    assert pick.candidates_text() == (f"{pick.candidates} configs: {ran} run on every GPU, "
+    assert pick.candidates_text() == (f"{pick.candidates} configs: {ran} worked on every GPU, "
                                       f"{pick.candidates_predicted} predicted on some")
     assert f"best worst case of {pick.candidates_text()}" in "\n".join(format_report(report))
     assert report.matrix[0][0].source == SIMULATED and report.to_dict()["bests"][0]["on"][h200.device["name"]]["source"] == "simulated"

@@ -94,12 +94,12 @@ class PortablePick:
     candidates_predicted: int = 0
 
     def candidates_text(self) -> str:
-        """``28 configs: 2 run on every GPU, 26 predicted on some``, or ``4 configs run on every
+        """``28 configs: 2 worked on every GPU, 26 predicted on some``, or ``4 configs run on every
         GPU``: the prediction of a GPU that never ran a config is no evidence that it works there."""
         if not self.candidates_predicted:
-            return f"{counted(self.candidates, 'config')} run on every GPU"
+            return f"{counted(self.candidates, 'config')} worked on every GPU"
         ran = self.candidates - self.candidates_predicted
-        return f"{self.candidates} configs: {ran} run on every GPU, {self.candidates_predicted} predicted on some"
+        return f"{self.candidates} configs: {ran} worked on every GPU, {self.candidates_predicted} predicted on some"
 
     @property
     def predicted(self) -> bool:
