@@ -591,6 +591,40 @@ def test_a_full_disk_is_one_error_line_and_no_claim_that_the_session_was_written
     assert int(counted.group(2)) == int(counted.group(1)) + 3
 
 
+
+@pytest.mark.parametrize("made_again", [True, False], ids=["made-again", "removed"])
+def test_a_candidate_that_removes_the_working_folder_loses_no_trial_silently(tmp_path, made_again) -> None:
+    """A relative --out names a file of the folder the run started in. A candidate that removed
+    that folder (a benchmark cleaning its build folder), and maybe made it again, left the run
+    writing relative to a folder that no longer exists: every trial was lost, with two bare
+    'No such file or directory' lines. Fixed at the start, the output is written where it was
+    asked for, or the lines say which file could not be written and what it would have held."""
+    import subprocess
+    import sys
+
+    work = tmp_path / "work"
+    work.mkdir()
+    bench = tmp_path / "clean.py"
+    again = f"        os.mkdir({str(work)!r})\n" if made_again else ""
+    bench.write_text("import os, shutil\nSPACE = {'k': [1, 2, 3, 4]}\n"
+                     f"def measure(c):\n    if c['k'] == 2:\n        shutil.rmtree({str(work)!r})\n{again}"
+                     "    return {'latency_ms': float(c['k'])}\n")
+    done = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(bench), "--strategy", "grid",
+                           "--budget", "4", "--quiet", "--out", "s.json"], capture_output=True, text=True,
+                          timeout=120, cwd=work, env={**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"})
+    if made_again:
+        assert done.returncode == 0, done.stderr
+        from workbench.core.domain.session import load_session
+
+        assert len(load_session(work / "s.json").trials) == 4
+        assert sorted(os.listdir(work)) == ["s.json"]  # no lock or journal left behind
+    else:
+        lines = done.stderr.strip().splitlines()
+        assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+        assert str(work / "s.json.journal") in lines[0] and "cannot append to journal" in lines[0], lines
+        assert f"not saved to {work / 's.json'}" in lines[-1], lines
+
+
 def test_usage_errors_name_the_command_as_it_was_started(capsys) -> None:
     """The installed command's hint said 'python main.py', which that person does not have."""
     from workbench.cli.parser import build_parser

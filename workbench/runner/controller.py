@@ -642,7 +642,12 @@ def _check_problem_swept(problem: Mapping[str, Any] | None, sizes: Mapping[str, 
 
 def _prepare_any(request: RunRequest, session: Session | None, output: Path | None, lock: SessionLock | None,
                  resolved: tuple[BackendSpec, Target] | None = None) -> Run | SweepRun:
-    """A run, or a size sweep when the request names sizes or the session continued is a sweep."""
+    """A run, or a size sweep when the request names sizes or the session continued is a sweep.
+
+    ``output`` is fixed here against the working folder of the start: a run whose candidate
+    changed or removed that folder still writes its journal and session where they were asked
+    for (or, where the folder itself is gone, says what it could not save)."""
+    output = Path(os.path.abspath(output)) if output is not None else None
     plan = sweep_plan(session) if session is not None else None
     if request.warm_start is not None and not request.sizes and plan is None:
         raise WorkbenchError("--no-warm-start applies to a size sweep: give --sizes (or continue a sweep's session)")

@@ -86,7 +86,9 @@ class SessionLock:
 
     def __init__(self, session_path: str | os.PathLike[str]) -> None:
         self.session_path = Path(session_path)
-        self.path = lock_path(session_path)
+        # Fixed where the lock is made: a relative path read again at release named another file
+        # (or none) once the working folder changed or was removed meanwhile.
+        self.path = Path(os.path.abspath(lock_path(session_path)))
         self._fd: int | None = None
 
     @property
