@@ -219,6 +219,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     wait = REFINE_WAIT_S if args.refine_wait is None else args.refine_wait
     run.engine.refine_wait_s = wait
     before = len(run.session.trials)
+    shown = _as_given(run.output, args.out if args.out is not None else args.resume)
     finished = run.run()
     session, out = run.session, run.output
     if finished.reason == "error" and not session.trials:  # its cause is said; no session was written
@@ -237,7 +238,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
                 holds = f"keeps {counted(len(read_journal(out)[1]), 'trial')}"
             except (WorkbenchError, OSError):
                 holds = "keeps what it could write"
-            where = f"the journal {journal} {holds}, and tune --resume --out {out} recovers them once the cause is fixed"
+            where = f"the journal {journal_path(shown or out)} {holds}, and tune --resume --out {shown} recovers them once the cause is fixed"
         missing = _trials_not_on_disk(session, Path(out))
         if missing:
             # another run took the file and its journal over (a lock file removed by another hand):
@@ -246,12 +247,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
 
             kept_apart = keep_apart(session, Path(out))
             if kept_apart is not None:
-                where = (f"{counted(missing, 'trial')} of them {'is' if missing == 1 else 'are'} in neither {out} nor "
+                where = (f"{counted(missing, 'trial')} of them {'is' if missing == 1 else 'are'} in neither {shown} nor "
                          f"its journal, so the session is kept apart as {printable(str(kept_apart))} "
                          f"(tune --resume --out {printable(str(kept_apart))} continues it)")
         new = len(session.trials) - before
         print(f"{session.kernel}: {counted(new, 'trial')} measured by this run "
-              f"({len(session.trials)} in the session) not saved to {out}; {where}", file=sys.stderr)
+              f"({len(session.trials)} in the session) not saved to {shown}; {where}", file=sys.stderr)
         return 1
     for warning in _idle_directions_after(run):
         print(f"warning: {printable(warning)}", file=sys.stderr)
@@ -265,7 +266,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
         unrefined = run.engine.unrefined
         print(f"note: {counted(unrefined, 'trial')} keep{'s' if unrefined == 1 else ''} estimated resources (marked resources_pending): their "
               f"compiles had not finished {wait:g} s after the last evaluation; a run continuing the "
-              f"session refines them (all of them, nothing new measured: tune --resume --out {out} --refine-only)",
+              f"session refines them (all of them, nothing new measured: tune --resume --out {shown} --refine-only)",
               file=sys.stderr)
     from workbench.core.domain.metrics import check_metrics
     from workbench.runner.plan import session_metrics
@@ -276,7 +277,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     except WorkbenchError:  # a metric no trial reported: no front to count (show says why)
         front = ()
     summary = summarise(session, objectives=front,
-                        remeasure=remeasure_command(str(out) if out else None, session.constraints, session))
+                        remeasure=remeasure_command(str(shown) if shown else None, session.constraints, session))
     best = summary["best"]
     best_text = (f"best {fmt(best['latency_ms'])} ms {best['config']}" if best
                  else f"no feasible config ({summary['why_none']})" if summary.get("why_none") else "no feasible config")
@@ -311,8 +312,16 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"{session.kernel}: outputs {unchecked}")
     if kept is not None and (os.path.lexists(kept) or has_journal(kept)):  # (a journal alone is kept as one)
         print(f"kept the file that was there as {printable(str(kept))}")
-    print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(out))}")
+    print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(shown))}")
     return 0 if finished.reason != "error" else 1
+
+
+def _as_given(output: Path | None, given: Any) -> Path | None:
+    """``output`` (the run's file, fixed as an absolute path when it started) as the person spelt
+    it on the command line, when that spelling names it: what the lines about it say."""
+    if output is None or not isinstance(given, str):
+        return output
+    return Path(given) if os.path.abspath(given) == str(output) else output
 
 
 def _trials_not_on_disk(session: Any, out: Path) -> int:
