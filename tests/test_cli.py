@@ -215,6 +215,12 @@ def test_failures_that_all_differ_are_not_summed_up_as_most_often_one(cli, tmp_p
         (["tune", "vector_add", "--strategy", "nope", "--out", "{tmp}/x.json"], "unknown strategy"),
         (["tune", "vector_add", "--strategy", "agnets", "--out", "{tmp}/x.json"],
          "unknown strategy 'agnets' (did you mean 'agents'?); choose one of: agents, "),
+        # Kernel Tuner's names get their counterpart, not a spelling guess (dual_annealing was
+        # sent to plain simulated annealing)
+        (["tune", "vector_add", "--strategy", "genetic_algorithm", "--out", "{tmp}/x.json"],
+         "unknown strategy 'genetic_algorithm': Kernel Tuner's genetic_algorithm is 'genetic' here; choose one of: "),
+        (["tune", "vector_add", "--strategy", "dual_annealing", "--out", "{tmp}/x.json"],
+         "unknown strategy 'dual_annealing': Kernel Tuner's dual_annealing has no counterpart here ('agents', the "),
         (["tune", "vector_add", "--min-quality", "2", "--out", "{tmp}/x.json"], "quality"),
         (["tune", "vector_add", "--out", "{tmp}/missing/dir/x.json"], "does not exist"),
         (["tune", "vector_add", "--out", "{tmp}/garbage.json/x.json"], "garbage.json is not a folder"),

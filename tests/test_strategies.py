@@ -769,3 +769,14 @@ def test_grid_lists_a_space_whose_linked_slots_are_few_however_many_the_free_one
     monkeypatch.setattr(ProductSpace, "__iter__", no_walk)
     proposed = create_strategy("grid", space).ask(10_000)
     assert len(proposed) == 15 * 300 == len({c.id for c in proposed}) and proposed == space.in_order()
+
+
+def test_every_kernel_tuner_name_points_at_a_strategy_here_or_at_none() -> None:
+    """The counterparts named for Kernel Tuner's strategy names are strategies this program has,
+    and no Kernel Tuner name is one of ours (it would run, not be refused with a pointer)."""
+    from workbench.search.base import KERNEL_TUNER_NAMES, STRATEGIES, unknown_strategy
+
+    assert not set(KERNEL_TUNER_NAMES) & set(STRATEGIES)
+    for name, counterpart in KERNEL_TUNER_NAMES.items():
+        assert counterpart is None or counterpart in STRATEGIES, name
+        assert ("is " + repr(counterpart) if counterpart else "has no counterpart") in unknown_strategy(name)

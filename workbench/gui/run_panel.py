@@ -25,7 +25,7 @@ from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.options_popup import FormPopup
 from workbench.gui.strategy_options import StrategyOptionsForm
 from workbench.gui.text import BACKENDS, WARNING_TEXT
-from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, strategy_class
+from workbench.search.base import DEFAULT_STRATEGY, STRATEGIES, strategy_class, unknown_strategy
 
 PAUSE_TIP = "pause: nothing new starts until Resume; running candidates finish (F6)"
 RESUME_TIP = "resume: new candidates start again (F6)"
@@ -520,7 +520,7 @@ class RunToolbar(QToolBar):
             strategy = run["strategy"]
             known = strategy in STRATEGIES
             if not known:  # the default strategy, not the one an earlier session left
-                problems.append(f"unknown strategy {strategy!r}; choose one of: {', '.join(STRATEGIES)}")
+                problems.append(unknown_strategy(str(strategy)))
                 strategy = DEFAULT_STRATEGY
             self.strategy.setCurrentText(strategy)
             # (with keep_edits: the strategy that runs shows the options it runs with, the others

@@ -351,11 +351,46 @@ DEFAULT_STRATEGY = "agents"  # chosen from bench/strategies.py, see docs/strateg
 DEFAULT_PARETO_STRATEGY = "tpe"
 
 
+#: Kernel Tuner's strategy names -> the strategy here that searches the same way, or None where
+#: none does. Someone bringing their habits gets the counterpart named; a spelling guess sent
+#: ``dual_annealing`` to plain simulated annealing and left ``genetic_algorithm`` without a word.
+KERNEL_TUNER_NAMES: dict[str, str | None] = {
+    "brute_force": "grid",
+    "random_sample": "random",
+    "genetic_algorithm": "genetic",
+    "simulated_annealing": "annealing",
+    "greedy_mls": "local",
+    "greedy_ils": "local",
+    "mls": "local",
+    "ordered_greedy_mls": "local",
+    "bayes_opt": "tpe",
+    "dual_annealing": None,
+    "basinhopping": None,
+    "diff_evo": None,
+    "firefly_algorithm": None,
+    "pso": None,
+    "minimize": None,
+}
+
+
+def unknown_strategy(name: str) -> str:
+    """What a run is told of a strategy name it does not know: the counterpart of a Kernel Tuner
+    name, else the closest spelling, then every name there is."""
+    known = f"choose one of: {', '.join(sorted(STRATEGIES))}"
+    if name in KERNEL_TUNER_NAMES:
+        counterpart = KERNEL_TUNER_NAMES[name]
+        said = (f"Kernel Tuner's {name} is {counterpart!r} here" if counterpart is not None else
+                f"Kernel Tuner's {name} has no counterpart here ({DEFAULT_STRATEGY!r}, the default, is compared "
+                "with it in docs/strategies.md)")
+        return f"unknown strategy {name!r}: {said}; {known}"
+    close = difflib.get_close_matches(str(name), list(STRATEGIES), n=1)
+    guess = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown strategy {name!r}{guess}; {known}"
+
+
 def strategy_class(name: str) -> type[Strategy]:
     if name not in STRATEGIES:
-        close = difflib.get_close_matches(str(name), list(STRATEGIES), n=1)
-        guess = f" (did you mean {close[0]!r}?)" if close else ""
-        raise WorkbenchError(f"unknown strategy {name!r}{guess}; choose one of: {', '.join(sorted(STRATEGIES))}")
+        raise WorkbenchError(unknown_strategy(name))
     module_name, _, class_name = STRATEGIES[name].partition(":")
     return getattr(importlib.import_module(module_name), class_name)
 
