@@ -971,11 +971,13 @@ def test_import_kt_says_on_stderr_what_it_repaired_or_added(tmp_path: Path, caps
 
 def test_fields_left_out_of_the_metrics_are_named_on_import_and_on_replay(cli, tmp_path: Path) -> None:
     """Two fields that are one metric (``GFLOP/s`` and ``gflops``) kept the first and dropped the
-    other without a word, as did a negative amount; a python benchmark refuses the first outright."""
+    other without a word, as did a negative amount and a list of readings; a python benchmark
+    refuses the first outright."""
     data = synthetic(True)
     for number, record in enumerate(data["cache"].values()):
         if isinstance(record.get("time"), (int, float)):
-            record.update({"GFLOP/s": 100.0 + number, "gflops": 1.0, "registers": -3, "latency_ms": 99.0})
+            record.update({"GFLOP/s": 100.0 + number, "gflops": 1.0, "registers": -3, "latency_ms": 99.0,
+                           "nvml_powers": [250.0, 251.0]})  # (an observer's readings, save_all=True)
     cache = write(tmp_path, data, "both.json")
     done = cli("import-kt", cache, "--out", tmp_path / "s.json")
     assert done.returncode == 0
@@ -983,6 +985,7 @@ def test_fields_left_out_of_the_metrics_are_named_on_import_and_on_replay(cli, t
     assert note.startswith("note: ") and "'gflops': the field 'GFLOP/s' is the metric gflops already" in note
     assert "'registers': negative (-3), which registers cannot be" in note
     assert "'latency_ms': latency_ms is computed from the record's time and times" in note
+    assert "'nvml_powers': a list of values, not one number" in note
     session = json.loads((tmp_path / "s.json").read_text())
     ok = [t for t in session["trials"] if t["status"] == "ok"]
     assert ok and all(t["metrics"]["gflops"] >= 100 and "registers" not in t["metrics"] for t in ok)

@@ -546,7 +546,11 @@ def _measurement(
         metrics["latency_p20_ms"], metrics["latency_p80_ms"] = spread[1], spread[2]
     field_of: dict[str, str] = {}
     for name, value in record.items():
-        if name in not_metrics or not _is_number(value):
+        if name in not_metrics:
+            continue
+        if not _is_number(value):
+            if isinstance(value, list) and unread is not None:  # (an observer's readings, save_all=True)
+                unread.setdefault(name, "a list of values, not one number")
             continue
         ours = KT_METRICS.get(name) or identifier_of(name)  # (an import lower-cases every other name)
         if len(ours) > MAX_NAME_CHARS:  # a session would not open with it
