@@ -1183,8 +1183,10 @@ def test_a_failure_kernel_tuner_wrote_into_the_objectives_field_is_a_failure(tmp
     assert [t.status for t in trials] == [Status.OK, Status.OK, Status.COMPILE_ERROR, Status.RUNTIME_ERROR,
                                           Status.SKIPPED]
     assert trials[2].measurement.message == "CompilationFailedConfig"
-    # the note says the cache was tuned for another objective than the recommendation's
-    (note,) = notes
+    # the note says the cache was tuned for another objective than the recommendation's (and, for
+    # GB/s, which one of the two successful records lacks, that one record lacks it)
+    note = notes[0]
+    assert len(notes) == (2 if objective == "GB/s" else 1), notes
     assert f"Kernel Tuner tuned this cache for {objective!r}; the recommendation ranks by latency" in note
     metric = {"GFLOP/s": "gflops", "GB/s": "throughput_gbs"}[objective]
     assert f"--weight {metric}=1 --weight latency_ms=0" in note
@@ -1204,6 +1206,17 @@ def test_a_failure_kernel_tuner_wrote_into_the_objectives_field_is_a_failure(tmp
     data["cache"]["64,1,0"]["note"] = "RuntimeFailedConfig"
     assert import_kt_cache(write(tmp_path, data, "noted.json")).trials[1].status is Status.OK
 
+
+def test_records_without_the_objective_kernel_tuner_tuned_for_are_counted(tmp_path: Path) -> None:
+    """A cache resumed after its objective was added holds successful records without it: weighed
+    by it they score nothing, the best of them too, and the import said nothing of them."""
+    data = synthetic(True)
+    data["objective"] = "GFLOP/s"
+    data["cache"]["32,1,0"].pop("GFLOP/s")
+    notes: list[str] = []
+    import_kt_cache(write(tmp_path, data), notes=notes)
+    assert len(notes) == 2 and "tuned this cache for 'GFLOP/s'" in notes[0], notes
+    assert "1 of 2 successful records have no 'GFLOP/s'; weighed by gflops, they score 0 on it" in notes[1]
 
 def test_a_cache_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     path = tmp_path / "bom.json"

@@ -903,7 +903,15 @@ def _objective_note(source: str, objective: Any, trials: list[Trial]) -> list[st
         # (the flags of show, export and a replay's tune alike: a replay searches for what they weigh)
         weigh = (f"; to rank by it, weigh {metric} instead (--weight {metric}=1 --weight latency_ms=0"
                  f"{direction} with show, export or tune --replay, or its slider in the window)")
-    return [f"{source}: Kernel Tuner tuned this cache for {named!r}; the recommendation ranks by latency{weigh}"]
+    notes = [f"{source}: Kernel Tuner tuned this cache for {named!r}; the recommendation ranks by latency{weigh}"]
+    ok = [trial for trial in trials if trial.measurement.status is Status.OK]
+    lacking = sum(metric not in trial.measurement.metrics for trial in ok)
+    if weigh and lacking:
+        # (a cache resumed after the objective was added, say): weighed, those score nothing on
+        # it, however good they are
+        notes.append(f"{source}: {lacking} of {len(ok)} successful records have no {named!r}; weighed by "
+                     f"{metric}, they score 0 on it, and a constraint on it leaves them out")
+    return notes
 
 
 def _check_header(session: Session, source: str) -> None:
