@@ -1780,6 +1780,25 @@ def test_a_header_constant_or_a_typo_of_a_declared_macro_gets_no_advice_to_add_a
     assert "did you mean" not in mn and "problem parameter 'mn', which the spec does not declare" in mn
 
 
+
+def test_a_slot_or_problem_parameter_written_as_kernel_tuner_names_it_is_pointed_at_its_macro():
+    """Kernel Tuner defines each parameter under its own name (``block_size_x``); a source written
+    so failed every config with 'identifier "block_size_x" is undefined' and no word that the
+    slot of that name is BLOCK_SIZE_X here. A lower-case name that is no slot's gets no hint."""
+    from workbench.core.domain.templates import load_templates
+    from workbench.core.model.kernel_draft import undeclared_macro_hint
+
+    template = load_templates(EXAMPLE)["saxpy"]
+    slot = template.slots[0].name
+    problem = next(iter(template.problem))
+    said = {name: undeclared_macro_hint(f'saxpy.cu(9): error: identifier "{name}" is undefined', template)
+            for name in (slot, problem, "counter")}
+    assert said[slot] == (f" (the slot {slot!r} is defined as {slot.upper()}, in capitals: write {slot.upper()} "
+                          "in the source; Kernel Tuner defines a parameter under its own name)")
+    assert f"is defined as PROBLEM_{problem.upper()}" in said[problem]
+    assert said["counter"] == ""
+
+
 def test_a_macro_used_only_as_an_unroll_count_is_detected_as_a_slot():
     """``#pragma unroll UNROLL`` was skipped as a pragma: Detect slots found no UNROLL, while the
     compile error told the person to add that slot with Detect. Other pragmas name no macros."""

@@ -193,7 +193,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
                        note=f"default config compiled for {arch}" if result.ok else "the default config does not compile")
 
 
-_UNDEFINED = re.compile(r'identifier "([A-Z][A-Z0-9_]*)" is undefined')
+_UNDEFINED = re.compile(r'identifier "([A-Za-z_][A-Za-z0-9_]*)" is undefined')
 #: Upper-case names of the C and CUDA headers (FLT_MAX, INT_MAX, M_PI, CUDART_INF_F, WARP_SIZE ...):
 #: undefined for a missing #include, not for a missing slot.
 _LIBRARY_NAME = re.compile(r"^(?:(?:FLT|DBL|LDBL|U?INT\d*|U?LL?ONG|U?SHRT|[SU]?CHAR|SIZE|PTRDIFF|HUGE)_|M_|CUDART_|CUDA_|CUB_|__)"
@@ -209,6 +209,8 @@ def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
     if not found:
         return ""
     macro = found.group(1)
+    if macro != macro.upper():
+        return _lower_case_hint(macro, template)
     slots = [slot.name.upper() for slot in template.slots]
     if macro in slots or macro in template.constants or macro.lower() in template.constants:
         return ""
@@ -230,6 +232,18 @@ def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
         return ""
     return (f" (if it is a value to tune, no slot {macro.lower()!r} is declared to define it: add the slot, "
             "e.g. with Detect slots from source)")
+
+
+def _lower_case_hint(name: str, template: KernelTemplate) -> str:
+    """The hint for an undefined identifier that is a slot's or a problem parameter's own name, as
+    Kernel Tuner defines its parameters (``#define block_size_x 128``), where this workbench
+    defines its macro in capitals; "" for any other name not in capitals (a variable's typo)."""
+    if name in (slot.name for slot in template.slots):
+        return (f" (the slot {name!r} is defined as {name.upper()}, in capitals: write {name.upper()} in the source; "
+                "Kernel Tuner defines a parameter under its own name)")
+    if name in template.problem:
+        return f" (the problem parameter {name!r} is defined as PROBLEM_{name.upper()}: write that in the source)"
+    return ""
 
 
 def _likeness(a: str, b: str) -> float:
