@@ -1403,3 +1403,36 @@ def test_an_objective_that_is_no_text_does_not_make_the_import_unsavable(tmp_pat
     done = cli("import-kt", str(cache), "--out", str(out))
     assert done.returncode == 0, done.stderr
     assert load_session(out).extra["kernel_tuner"]["objective"] is None
+
+
+def test_a_parameter_mixing_integers_and_floats_keeps_kernel_tuners_keys_through_import_and_replay(
+        tmp_path: Path, cli) -> None:
+    """A slot holds one type, so ``alpha: [0.5, 1.0, 2]`` reads as floats; an export as a cache then
+    keyed ``2`` as ``2.0``, which Kernel Tuner (keying by ``str`` of each value) never finds, so
+    the records it had measured were measured again. The values written as integers are kept."""
+    data = synthetic(True)
+    data["tune_params_keys"].append("alpha")
+    data["tune_params"]["alpha"] = [0.5, 2]
+    cache = {}
+    for key, record in data["cache"].items():
+        for alpha in (0.5, 2):
+            cache[f"{key},{alpha}"] = {**record, "alpha": alpha}
+    data["cache"] = cache
+    source = write(tmp_path, data)
+    session = import_kt_cache(source)
+    assert [s.values for s in session.space.slots if s.name == "alpha"] == [(0.5, 2.0)]
+    save_session(session, tmp_path / "s.json")
+    assert cli("tune", "--replay", source, "--budget", "10", "--quiet", "--out", tmp_path / "r.json").returncode == 0
+    for name in ("s.json", "r.json"):
+        assert cli("export", tmp_path / name, "--format", "kt-cache", "--out", tmp_path / f"{name}.kt").returncode == 0
+        back = json.loads((tmp_path / f"{name}.kt").read_text())
+        assert back["tune_params"]["alpha"] == [0.5, 2]
+        assert set(back["cache"]) <= set(cache) and len(back["cache"]) == len(load_session(tmp_path / name).trials)
+        assert {type(r["alpha"]) for r in back["cache"].values()} == {float, int}
+    # what a session file says of them is read with care: a value that is no whole number, or a
+    # parameter that is no float slot, changes nothing
+    raw = json.loads((tmp_path / "s.json").read_text())
+    raw["extra"]["kernel_tuner"]["integer_values"] = {"alpha": ["2", 1e400, True], "tile": [1]}
+    (tmp_path / "odd.json").write_text(json.dumps(raw))
+    assert cli("export", tmp_path / "odd.json", "--format", "kt-cache", "--out", tmp_path / "odd.kt").returncode == 0
+    assert json.loads((tmp_path / "odd.kt").read_text())["tune_params"]["alpha"] == [0.5, 2.0]

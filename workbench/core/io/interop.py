@@ -879,6 +879,7 @@ def import_kt_cache(path: str | os.PathLike[str], notes: list[str] | None = None
                 # a metric's name in the cache where it is not ours (GFLOPS/W for gflops_w): an export
                 # as a cache writes it back, so that the file's objective names a field it has
                 **({METRIC_FIELDS: renamed} if renamed else {}),
+                **({INTEGER_VALUES: mixed} if (mixed := _mixed_integers(domains)) else {}),
             }
         },
     )
@@ -956,7 +957,7 @@ def replayed_facts(recording: Session) -> dict[str, Any]:
     :data:`REPLAYED_KT`): a replay exported as a cache wrote ``objective: time`` and our metric
     names (``gflops_w``) where the recording said ``GFLOPS/W``."""
     facts = _kt_facts(recording)
-    kept = {key: facts[key] for key in ("objective", METRIC_FIELDS) if key in facts}
+    kept = {key: facts[key] for key in ("objective", METRIC_FIELDS, INTEGER_VALUES) if key in facts}
     return {REPLAYED_KT: kept} if kept else {}
 
 
@@ -985,6 +986,38 @@ RECORDED_AT: Final = "recorded_at"
 
 #: Where an import keeps the cache's name of each metric it renamed (in ``extra.kernel_tuner``).
 METRIC_FIELDS: Final = "metric_fields"
+
+
+#: Where an import keeps, per parameter whose values mix integers and floats, the values written
+#: as integers (``2`` beside ``0.5``): a slot holds one type, so they read as floats, and an export
+#: as a cache writes them as Kernel Tuner keyed them (``...,2,...``, not ``...,2.0,...``).
+INTEGER_VALUES: Final = "integer_values"
+
+
+def _integer_values(session: Session) -> dict[str, set[float]]:
+    """The values an import read as floats from integers, per parameter (:data:`INTEGER_VALUES`),
+    as a file may hold them: only whole numbers of a float slot."""
+    stored = _kt_facts(session).get(INTEGER_VALUES)
+    if not isinstance(stored, dict):
+        return {}
+    floats = {s.name for s in session.space.slots if s.kind == "float"} if session.space is not None else set()
+    found: dict[str, set[float]] = {}
+    for name, values in stored.items():
+        if name in floats and isinstance(values, list):
+            whole = {float(v) for v in values if type(v) is int and abs(v) < 2**53}
+            if whole:
+                found[name] = whole
+    return found
+
+
+def _mixed_integers(domains: Mapping[str, "_Domain"]) -> dict[str, list[int]]:
+    """Per parameter whose values mix integers and floats, the integers (see :data:`INTEGER_VALUES`)."""
+    mixed: dict[str, list[int]] = {}
+    for name, domain in domains.items():
+        ints = [v for v in domain.values if type(v) is int]
+        if ints and any(type(v) is float for v in domain.values):
+            mixed[name] = ints
+    return mixed
 
 
 def _recorded_fields(session: Session) -> dict[str, str]:
@@ -1056,8 +1089,13 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         raise WorkbenchError(f"{session.kernel}: slot {clash[0]!r} has the name of a field of every Kernel Tuner "
                              f"record ({', '.join(sorted(_RECORD_FIELDS))}), so its values and the measurements "
                              "would overwrite each other in the cache; export CSV instead")
+    integers = _integer_values(session)
+
+    def as_recorded(name: str, value: Any) -> Any:
+        return int(value) if name in integers and value in integers[name] else value
+
     if session.space is not None:
-        tune_params = {s.name: list(s.values) for s in session.space.slots}
+        tune_params = {s.name: [as_recorded(s.name, v) for v in s.values] for s in session.space.slots}
     else:
         tune_params = {n: sorted({t.config[n] for t in session.trials if n in t.config}, key=str) for n in names}
     inverse = {**_recorded_fields(session), **{ours: kt for kt, ours in KT_METRICS.items()}}
@@ -1070,7 +1108,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     for trial in session.trials:
         if not all(n in trial.config for n in names):
             continue
-        key = ",".join(str(trial.config[n]) for n in names)
+        key = ",".join(str(as_recorded(n, trial.config[n])) for n in names)
         existing = cache.get(key)
         if existing is not None and (not trial.ok or not isinstance(existing["time"], str)):
             continue  # keep the first ok record, or the first failure until an ok one comes
@@ -1079,7 +1117,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         latency = kt_time if math.isfinite(kt_time) and kt_time > 0 else trial.metric(LATENCY)
         if trial.ok and not math.isfinite(latency):
             continue
-        record: dict[str, Any] = {n: trial.config[n] for n in names}
+        record: dict[str, Any] = {n: as_recorded(n, trial.config[n]) for n in names}
         record["time"] = latency if trial.ok else _kt_error_name(trial)
         if not trial.ok and objective != "time" and objective not in names and objective not in _RECORD_FIELDS:
             # Kernel Tuner reads a record's objective field first: a failure without it was a
