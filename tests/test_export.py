@@ -1309,6 +1309,31 @@ def test_two_kernels_whose_names_differ_only_in_punctuation_or_case_get_two_incl
     assert compiled.returncode == 0, compiled.stderr
 
 
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs a host C++ compiler")
+def test_two_headers_of_one_kernel_with_other_configs_do_not_compile_together(tmp_path: Path) -> None:
+    """Two exports of one kernel (another problem size, another session) share the kernel's guard:
+    included in one translation unit, the second was skipped and the first one's config compiled
+    without a word. They now stop the build; the same export included twice still compiles."""
+    from workbench.core.io.interop import import_kt_cache
+
+    for name, best in (("a", "8"), ("b", "4")):
+        cache = {"device_name": "GPU X", "kernel_name": "k", "problem_size": 64, "tune_params_keys": ["tile"],
+                 "tune_params": {"tile": [4, 8]},
+                 "cache": {"4": {"tile": 4, "time": 2.0 if best == "8" else 1.0},
+                           "8": {"tile": 8, "time": 1.0 if best == "8" else 2.0}}}
+        (tmp_path / f"{name}.json").write_text(json.dumps(cache))
+        text = export_text(plan_export([import_kt_cache(tmp_path / f"{name}.json")]), "header")
+        (tmp_path / f"{name}.h").write_text(text)
+        (tmp_path / f"{name}2.h").write_text(text)
+
+    def compiles(*headers: str) -> subprocess.CompletedProcess[str]:
+        (tmp_path / "unit.cpp").write_text("".join(f'#include "{h}"\n' for h in headers) + "int x = tile;\n")
+        return subprocess.run(["g++", "-fsyntax-only", "unit.cpp"], cwd=tmp_path, capture_output=True, text=True)
+
+    assert compiles("a.h", "a2.h").returncode == 0
+    different = compiles("a.h", "b.h")
+    assert different.returncode != 0 and "two exported headers of this kernel that differ" in different.stderr
+
 def test_an_export_of_a_session_tuned_on_other_code_warns_where_it_is_made(cli, tmp_path: Path) -> None:
     """The note that the template changed since the session was tuned went only into the file's
     comments: the rendered kernel is then another one than was measured, and the command said nothing."""

@@ -977,8 +977,24 @@ def _header(plan: ExportPlan) -> str:
     if plan.template is not None and plan.template.compile_options:  # measured so: compile it the same way
         out += ["", f"// compile the template with the options it was tuned with: "
                     f"{comment_line(' '.join(plan.template.compile_options))}"]
-    out += ["", f"#endif  // {guard}", ""]
+    out += _one_config_per_unit(plan, guard, out[3:])
+    out += [f"#endif  // {guard}", ""]
     return "\n".join(out)
+
+
+def _one_config_per_unit(plan: ExportPlan, guard: str, body: Sequence[str]) -> list[str]:
+    """The lines that make a second header of the same kernel with other directives (another
+    config, problem or device) an error where both are included: the guard, which is the
+    kernel's, skipped the second and the first one's values were compiled without a word. The
+    digest is of the directives alone, so exports that differ only in their comments (another
+    session's name, a date) still include together."""
+    directives = "\n".join(line for line in body if line.startswith("#"))
+    digest = hashlib.sha256(directives.encode("utf-8", "surrogatepass")).hexdigest()[:8].upper()
+    config = f"{guard[:-len('_H')]}_DIRECTIVES"
+    return ["", f"#define {config} 0x{digest}",
+            f"#elif {config} != 0x{digest}",
+            f'#error "{_macro(plan.kernel)}: two exported headers of this kernel that differ (config, problem or device) are '
+            'included in one translation unit; include one"']
 
 
 # --- cuda ---------------------------------------------------------------------------------------
