@@ -1408,7 +1408,8 @@ def test_the_out_suffix_names_the_format_when_none_is_given(sessions: dict[str, 
     config goes by the suffix and the suffix said which."""
     path = tmp_path / "s.json"
     save_session(sessions["vector_add"], path)
-    for suffix, fmt in ((".h", "header"), (".cu", "cuda"), (".json", "json"), (".py", "cupy"), (".csv", "csv")):
+    for suffix, fmt in ((".h", "header"), (".cuh", "header"), (".hpp", "header"), (".cu", "cuda"), (".json", "json"),
+                        (".py", "cupy"), (".csv", "csv")):
         out = tmp_path / f"best{suffix}"
         capsys.readouterr()
         assert cli_main(["export", str(path), "--out", str(out)]) == 0, capsys.readouterr().err

@@ -36,7 +36,7 @@ def test_export_best_follows_the_constraints_in_force(window, qtbot, tmp_path):
     with pytest.raises(WorkbenchError):
         window.export_best(str(out))
     assert out.read_text() == before
-    with pytest.raises(WorkbenchError, match=r"\.h, \.cu"):
+    with pytest.raises(WorkbenchError, match=r"\.h \(or \.cuh, \.hpp\), \.cu"):
         window.export_best(str(tmp_path / "best.txt"))
 
 

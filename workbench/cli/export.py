@@ -19,7 +19,8 @@ from workbench.core.fs import atomic_write
 
 #: The format an --out suffix names when --format is not given (the window's Export best config
 #: goes by the suffix too). A dispatch header or module, or a Kernel Tuner cache, is named with --format.
-FORMAT_BY_SUFFIX = {".h": "header", ".cu": "cuda", ".json": "json", ".py": "cupy", ".csv": "csv"}
+FORMAT_BY_SUFFIX = {".h": "header", ".cuh": "header", ".hpp": "header", ".cu": "cuda", ".json": "json", ".py": "cupy",
+                    ".csv": "csv"}
 
 
 def format_by_suffix(out: str) -> str:

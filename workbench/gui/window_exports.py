@@ -159,12 +159,12 @@ class WindowExports(QMainWindow):
                                                                     info.st_ctime_ns)
 
     #: export format by file suffix (File > Export best config)
-    EXPORT_FORMATS = {suffix: fmt for fmt, suffix in EXPORT_SUFFIXES.items()}
+    EXPORT_FORMATS = {**{suffix: fmt for fmt, suffix in EXPORT_SUFFIXES.items()}, ".cuh": "header", ".hpp": "header"}
 
     def export_best(self, path: str) -> None:
         """Export the recommended config under the constraints and weights in force now.
 
-        The format follows the suffix (``.h`` header, ``.cu`` rendered kernel, ``.json``, ``.py``
+        The format follows the suffix (``.h``, ``.cuh`` or ``.hpp`` header, ``.cu`` rendered kernel, ``.json``, ``.py``
         CuPy script). Raises WorkbenchError when nothing is feasible (naming each constraint that
         excludes a trial) or the suffix is unknown; nothing is written then.
         """
@@ -172,7 +172,7 @@ class WindowExports(QMainWindow):
 
         fmt = self.EXPORT_FORMATS.get(Path(path).suffix.lower())
         if fmt is None:
-            raise WorkbenchError(f"{path}: export to .h, .cu, .json or .py")
+            raise WorkbenchError(f"{path}: export to .h (or .cuh, .hpp), .cu, .json or .py")
         if self.model.session is None:
             raise WorkbenchError("no session to export")
         target = self._export_target(path)
@@ -231,7 +231,7 @@ class WindowExports(QMainWindow):
         if self.model.session is None:
             self._nothing_yet("export")
             return
-        filters = "C header (*.h);;CUDA source (*.cu);;JSON (*.json);;CuPy script (*.py)"
+        filters = "C header (*.h *.cuh *.hpp);;CUDA source (*.cu);;JSON (*.json);;CuPy script (*.py)"
         suggested = str(Path(self._last_dir()) / f"{self.model.session.kernel}_tuned.h")
         path, _ = QFileDialog.getSaveFileName(self, "Export best config", suggested, filters)
         if path:
