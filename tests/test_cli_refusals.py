@@ -129,6 +129,20 @@ def test_screenshot_over_a_file_that_is_not_a_picture_needs_force(cli, tmp_path,
     assert len(no_window) == 1
 
 
+def test_a_screenshot_is_never_written_where_a_runs_journal_waits(cli, tmp_path, no_window) -> None:
+    """With --force, the picture moved a session being written aside and took its name, beside
+    the run's journal: once the run was stopped, no command opened the session or its journal
+    ("not UTF-8 text"). Refused as an export there is, --force or not."""
+    from workbench.core.domain.session import journal_path
+
+    session = tmp_path / "s.json"
+    session.write_text("{}")
+    journal_path(session).write_text("")
+    for force in ((), ("--force",)):
+        line = one_line_error(cli("gui", "--screenshot", session, "--quit-when-done", *force))
+        assert line.startswith(f"error: --screenshot {session}: the journal of a run is beside it"), line
+    assert session.read_text() == "{}" and no_window == [] and not (tmp_path / "s.json.bak").exists()
+
 def _png(*text_chunks: bytes) -> bytes:
     """A PNG file's start: its signature, the given tEXt chunks, then image data."""
     import struct

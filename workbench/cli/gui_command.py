@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from workbench.cli.files import file_out
 from workbench.cli.parser import RESOURCE_MODES, check_run_flags
@@ -16,7 +17,7 @@ from workbench.core.errors import WorkbenchError
 def _check_screenshot(args: argparse.Namespace) -> None:
     """``--screenshot`` obeys every command's output rule, checked before the window opens: a refusal
     after a run would come too late, and a picture written over the session it shows loses it."""
-    from workbench.core.io.output_files import prepare_output, same_file
+    from workbench.core.io.output_files import prepare_output, refuse_beside_journal, same_file
     from workbench.core.io.screenshots import is_own_screenshot
 
     file_out(args.screenshot, "--screenshot")
@@ -25,6 +26,9 @@ def _check_screenshot(args: argparse.Namespace) -> None:
         if same_file(args.screenshot, path):
             raise WorkbenchError(f"--screenshot {args.screenshot}: is the file this window opens; name another "
                                  "file for the picture")
+    # a session whose run's journal is beside it, even with --force: the picture moved the session
+    # aside and left the journal beside a PNG, which no command then opened
+    refuse_beside_journal(Path(args.screenshot), "--screenshot")
     prepare_output(args.screenshot, force=args.force, inputs=inputs, replaceable=is_own_screenshot,
                    what="screenshot of this program", flag="--screenshot")
 
