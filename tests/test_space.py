@@ -929,6 +929,56 @@ def test_a_growing_set_of_exclusions_is_not_compared_whole_at_each_draw() -> Non
     assert points[0].id not in sampler._excluded_ids
 
 
+@PROPERTY_SETTINGS
+@given(seed=st.integers(0, 2**32 - 1),
+       steps=st.lists(st.tuples(st.sets(st.integers(0, 39), max_size=6), st.sets(st.integers(0, 39), max_size=6)),
+                      min_size=1, max_size=6))
+def test_a_batch_beside_the_exclusions_draws_as_their_union(seed: int, steps) -> None:
+    """A search draws with the ids taken and the batch it is building; the union made for that (a
+    copy of everything taken, compared whole by the sampler) is now a view, whose extra ids the
+    sampler leaves out of that draw alone. The draws are those of ``rng.choice`` over the points
+    outside the union, and a later draw without the batch can pick its ids again."""
+    from workbench.core.domain.space_sampling import RecordedSampler, TakenIds, excluding
+
+    points = [Config({"i": i}) for i in range(40)]
+    sampler = RecordedSampler(points)
+    ours, theirs = np.random.default_rng(seed), np.random.default_rng(seed)
+    taken = TakenIds()
+    for added, batch in steps:
+        taken |= {points[i].id for i in added}
+        for extra in ({points[i].id for i in batch} | {"not-a-point"}, set()):
+            union = set(taken) | extra
+            remaining = [p for p in points if p.id not in union]
+            want = min(3, len(remaining))
+            expected = [remaining[int(k)] for k in theirs.choice(len(remaining), size=want, replace=False)] \
+                if remaining else []
+            assert sampler.sample(ours, 3, excluding(taken, extra)) == expected
+
+
+def test_a_batch_beside_a_growing_set_of_exclusions_does_not_compare_it_whole() -> None:
+    """A long run's repairs draw with their batch at hand: the union of the taken ids and the batch,
+    made anew and compared whole at every draw, made each trial slower than the last."""
+    from workbench.core.domain.space_sampling import RecordedSampler, TakenIds, excluding
+
+    class Watched(TakenIds):
+        whole = 0
+
+        def __iter__(self):
+            Watched.whole += 1
+            return super().__iter__()
+
+    points = [Config({"i": i}) for i in range(2000)]
+    sampler = RecordedSampler(points)
+    rng = np.random.default_rng(0)
+    taken = Watched(p.id for p in points[:1500])
+    sampler.sample(rng, 1, taken)
+    Watched.whole = 0
+    for point in points[1500:1600]:
+        taken.add(point.id)
+        (drawn,) = sampler.sample(rng, 1, excluding(taken, {points[1700].id, points[1701].id}))
+        assert drawn.id not in taken and drawn.id not in (points[1700].id, points[1701].id)
+    assert Watched.whole == 0
+
 def test_recorded_sampling_maps_only_the_ids_that_changed_since_the_last_call() -> None:
     """Every exclusion was mapped to its point on every call: a random search of an 18,000-config
     recording spent 131 s there (10 s for a grid). Now a call after one more measurement looks up

@@ -11,14 +11,14 @@ invalid or already measured config.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable, Mapping, Sequence
+from typing import AbstractSet, Any, Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from workbench.core.domain.measurement import Trial
 from workbench.core.errors import SpaceError
 from workbench.core.domain.space import Config, ProductSpace, SearchSpace
-from workbench.core.domain.space_sampling import RecordedSampler, TakenIds
+from workbench.core.domain.space_sampling import RecordedSampler, TakenIds, excluding
 from workbench.search.base import Strategy
 
 Index = tuple[int, ...]
@@ -201,12 +201,11 @@ class IndexedStrategy(Strategy):
             return []
         return self.space.sample(self.rng, n, exclude=self._excluding(batch))
 
-    def _excluding(self, batch: Iterable[str]) -> set[str]:
-        """What a draw excludes: everything taken and ``batch`` (this call's proposals so far). The
-        kept set itself while the batch adds nothing to it, so the space takes in only the ids
-        added since its last draw; a union otherwise (the same ids either way)."""
-        extra = set(batch) - self._taken
-        return self._taken | extra if extra else self._taken
+    def _excluding(self, batch: Iterable[str]) -> AbstractSet[str]:
+        """What a draw excludes: everything taken and ``batch`` (this call's proposals so far), as
+        one set that does not copy the taken ids (:class:`Excluding`), so the space takes in only
+        the ids added since its last draw and leaves the batch out of this draw alone."""
+        return excluding(self._taken, set(batch))
 
     def ask_from_queue(self, n: int, refill: Callable[[int, set[str]], list[Config]]) -> list[Config]:
         """Up to ``n`` fresh configs from the queue of planned ones, refilled when it runs dry.

@@ -29,7 +29,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from types import MappingProxyType
 from collections.abc import Mapping as _AbcMapping
-from typing import Any, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, Union, ValuesView
+from typing import AbstractSet, Any, ItemsView, Iterable, Iterator, KeysView, Mapping, Sequence, Union, ValuesView
 
 import numpy as np
 
@@ -37,7 +37,7 @@ from workbench.core.restricted_pickle import pipe_record
 from workbench.core.errors import RestrictionError, SpaceError, SpaceSearchTooLong
 from workbench.core.domain.expr import Restriction, compile_restriction, kind_of
 from workbench.core.domain.space_count import Counter
-from workbench.core.domain.space_sampling import RecordedSampler, sample_product
+from workbench.core.domain.space_sampling import Excluding, RecordedSampler, sample_product
 
 Value = Union[int, float, bool, str]
 
@@ -685,12 +685,12 @@ class SearchSpace(ABC):
         # a set is of ids (every caller's) and is passed on as it is: a space that adds to it copies
         # it first (in C), where a comprehension over it was most of a random search's time once
         # thousands were measured; other iterables may hold configs
-        taken = (exclude if isinstance(exclude, (set, frozenset))
+        taken = (exclude if isinstance(exclude, (set, frozenset, Excluding))
                  else {e.id if isinstance(e, Config) else e for e in exclude})
         return self._sample(rng, n, taken)
 
     @abstractmethod
-    def _sample(self, rng: np.random.Generator, n: int, taken: set[str] | frozenset[str]) -> list[Config]:
+    def _sample(self, rng: np.random.Generator, n: int, taken: AbstractSet[str]) -> list[Config]:
         """:meth:`sample` once ``n`` is positive and the exclusions are a set of ids (the caller's:
         read, never changed)."""
 
@@ -935,7 +935,7 @@ class ProductSpace(SearchSpace):
             return []
         return [self.config_at(indices) for indices in sorted(tuple(i) for i in self._counter.assignments())]
 
-    def _sample(self, rng: np.random.Generator, n: int, taken: set[str] | frozenset[str]) -> list[Config]:
+    def _sample(self, rng: np.random.Generator, n: int, taken: AbstractSet[str]) -> list[Config]:
         if self._false_constant is not None:
             return []
         return sample_product(self, rng, n, taken)
@@ -1027,7 +1027,7 @@ class RecordedSpace(SearchSpace):
     def count(self) -> int:
         return len(self._points)
 
-    def _sample(self, rng: np.random.Generator, n: int, taken: set[str] | frozenset[str]) -> list[Config]:
+    def _sample(self, rng: np.random.Generator, n: int, taken: AbstractSet[str]) -> list[Config]:
         if self._sampler is None:
             self._sampler = RecordedSampler(self._points)
         return self._sampler.sample(rng, n, taken)
