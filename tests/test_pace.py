@@ -166,3 +166,23 @@ def test_the_pace_holds_across_the_sizes_of_a_sweep(tmp_path: Path) -> None:
     run.run()
     assert len(starts) == 4
     assert min(b - a for a, b in zip(starts, starts[1:])) >= 0.4 - 0.05, starts
+
+
+def test_a_pace_shorter_than_the_engines_poll_is_waited_for_no_longer(cli, tmp_path: Path, monkeypatch) -> None:
+    """Waiting for the pace's next turn, the run polled its workers for the poll's whole period
+    (0.05 s): any --delay below it paced at 0.05 s (2,000 candidates at 0.002 s took 45 to 51 ms
+    each). Each wait now ends at the turn."""
+    from workbench.runner.inline import InlinePool
+
+    waits: list[float] = []
+    original = InlinePool.poll
+
+    def watched(self, timeout: float = 0.0) -> None:
+        waits.append(timeout)
+        original(self, timeout)
+
+    monkeypatch.setattr(InlinePool, "poll", watched)
+    done = cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "6",
+               "--executor", "inline", "--delay", "0.01", "--quiet", "--out", tmp_path / "s.json")
+    assert done.returncode == 0, done.stderr
+    assert waits and max(waits) <= 0.01, waits

@@ -464,7 +464,10 @@ class Engine:
                     elif self.paused:
                         self._wait_paused()
                     else:  # waiting for capacity (a worker being replaced), or for the pace's next turn
-                        pool.poll(POLL_S)
+                        # (no longer than that turn: a pace under the poll's period waited a whole
+                        # period, so any --delay below 0.05 s paced at 0.05 s)
+                        turn = self._next_paced - time.monotonic() if self.pace_s else 0.0
+                        pool.poll(min(POLL_S, turn) if turn > 0 else POLL_S)
                     continue
                 try:
                     results = pool.results(timeout=POLL_S)
