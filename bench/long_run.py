@@ -21,9 +21,9 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from strategies import landscapes  # noqa: E402  (bench/strategies.py: the landscapes it reads)
+from strategies import landscapes  # (bench/strategies.py: the landscapes it reads)
 
-from workbench.search.base import create_strategy  # noqa: E402
+from workbench.search.base import create_strategy
 
 
 def run(land, strategy: str, budget: int, seed: int) -> tuple[list[tuple[int, float]], str, int]:
