@@ -1992,3 +1992,15 @@ def test_the_misspelt_slot_hint_is_only_for_a_slot_that_reaches_nothing():
     assert "is the slot 'block_y' misspelt?" in slot_typo_hint(message, source, ["block_y"])
     assert slot_typo_hint(message, source, ["block_y"], elsewhere="32 block_y 1") == message  # in the launch
     assert slot_typo_hint(message, '#include "cfg.h"\n' + source, ["block_y"]) == message  # a header may read it
+
+
+@pytest.mark.parametrize("field", ["grid_div_x", "grid_div_y", "block_size_names"])
+def test_kernel_tuners_launch_fields_are_pointed_at_the_expression_that_says_them(field: str) -> None:
+    """A Kernel Tuner user's grid_div_x was refused with the list of known fields, leaving them to
+    find that a grid is an expression here (rounding up, where Kernel Tuner divides for them)."""
+    spec = {**SPEC, field: ["block_size"]}
+    with pytest.raises(SpecError) as info:
+        template_from_spec(spec, SOURCE)
+    said = str(info.value)
+    assert f"Kernel Tuner's {field} is a {'block' if field == 'block_size_names' else 'grid'} expression here" in said
+    assert "known:" not in said

@@ -333,6 +333,17 @@ def _literal(part: str) -> Any:
 # --- building the template --------------------------------------------------------------------------
 
 
+#: Kernel Tuner's ways of saying a launch, which a spec says as expressions: named where one is
+#: given, instead of the list of known fields or a guess from the spelling alone.
+_KERNEL_TUNER_FIELDS = {
+    **{f"grid_div_{axis}": (f"Kernel Tuner's grid_div_{axis} is a grid expression here, the problem's size divided "
+                            f'rounding up: "grid": ["(n + block_size_x - 1) // block_size_x", "1", "1"]')
+       for axis in "xyz"},
+    "block_size_names": ('Kernel Tuner\'s block_size_names is a block expression here, the slots that set the '
+                         'threads: "block": ["threads_x", "threads_y", "1"]'),
+}
+
+
 class _Builder:
     """Turns one spec mapping into a KernelTemplate, raising SpecError at the first problem."""
 
@@ -353,6 +364,8 @@ class _Builder:
             if key not in fields:
                 close = difflib.get_close_matches(str(key), fields, n=1)
                 hint = f"; did you mean {close[0]!r}?" if close else f" (known: {', '.join(fields)})"
+                if str(key) in _KERNEL_TUNER_FIELDS and "grid" in fields:
+                    hint = f"; {_KERNEL_TUNER_FIELDS[str(key)]}"
                 raise self.fail(f"{field}.{key}" if field else str(key), f"is not a field of {what}{hint}", key)
 
     def get(self, mapping: Mapping[str, Any], key: str, kind: type | tuple[type, ...], field: str, default: Any = None) -> Any:
