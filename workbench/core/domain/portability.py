@@ -385,17 +385,18 @@ def portability_report(
             raise SessionUnanswered(label, template=f"{quoted(label)}: no trials at problem "
                                     f"{quoted(_problem_of(session, at))}; name a measured size with "
                                     "{at:NAME=VALUE} (show FILE lists them)")
-        for trial in trials:
+        # the session's space is of its own problem: at another size of a sweep a restriction
+        # that reads the size can make it another space, which the session cannot count
+        own_problem = problem_key(_problem_of(session, at)) == problem_key(session.problem)
+        kind = provenance(session.device)
+        for trial in trials:  # (what is the session's is found once: per trial, it was half the report's time)
             device = device_of(session, trial)
             entry = grouped.setdefault(device, (label, []))
             entry[1].append(trial)
-            # the session's space is of its own problem: at another size of a sweep a restriction
-            # that reads the size can make it another space, which the session cannot count
-            if problem_key(_problem_of(session, at)) == problem_key(session.problem):
+            if own_problem:
                 spaces.setdefault(device, session.space)
             if session.device.get("simulated"):
                 simulated.add(device)
-            kind = provenance(session.device)
             if kind != "measured":
                 origins[device] = least_measured((origins.get(device, kind), kind))
     if len(grouped) < 2:
