@@ -307,6 +307,33 @@ def test_adding_a_file_computes_the_report_once(window, tmp_path: Path, monkeypa
     assert [r[1:4] for r in view.table_texts()][2] == ["80.0%", "80.0%", "100.0%"]  # GPU C's best, block 64
 
 
+def test_a_dragged_slider_makes_a_report_per_period_not_per_step(window, qtbot, tmp_path: Path, monkeypatch) -> None:
+    """Every step of a weight or limit slider made the whole report on the GUI thread: over three
+    recorded landscapes, 350 to 500 ms a step, the drag frozen. Steps that come within a period
+    make one report, of the objective in force at its end."""
+    import workbench.gui.portability_view as portability_view
+
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    save_session(recording("GPU A", {32: 1.0, 64: 1.25, 128: 2.0}), a)
+    save_session(recording("GPU B", {32: 4.0, 64: 2.5, 128: 2.0}), b)
+    window.open_session(a)
+    view = window.portability
+    window.bottom_tabs.setCurrentWidget(view)
+    view.add_sessions([str(b)])
+    made: list[object] = []
+    real = portability_view.portability_report
+
+    def counted(*args, **kwargs):
+        made.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(portability_view, "portability_report", counted)
+    for limit in range(20):
+        window.model.set_constraints(max_memory_mb=1000.0 + limit)
+    qtbot.waitUntil(lambda: view.report is not None and view.report.objective.endswith("memory_mb <= 1019"),
+                    timeout=5000)
+    assert len(made) == 1
+
 def test_a_sweep_added_beside_a_single_size_session_is_compared_at_its_size(window, tmp_path: Path) -> None:
     """A sweep's own problem is one of its sizes; beside a session of one size it is compared at
     that size (it was refused as another problem unless the at-size field was filled)."""

@@ -65,6 +65,8 @@ def heat_rgb(fraction: float | None) -> tuple[int, int, int]:
     return (int(244 - t * (244 - 102)), int(220 - t * (220 - 189)), int(100 + t * (99 - 100)))
 
 
+#: Least time between two reports made for a dragged slider or a run's trials (ms).
+REFRESH_MS = 150
 #: Rows of the comparison table shown without its own scroll bar (one per GPU compared).
 TABLE_ROWS_SHOWN = 8
 
@@ -173,8 +175,14 @@ class PortabilityView(QWidget):
         layout.addWidget(splitter, 1)
 
         model.session_changed.connect(self._mark_dirty)
-        model.objective_changed.connect(self._mark_dirty)
-        model.session_grew.connect(self._mark_dirty)  # every size, not only the one shown
+        # a slider dragged, a run's trials: at most one report per REFRESH_MS while they come (one
+        # per step of a drag froze the window for the report's time at every step)
+        self._soon = QTimer(self)
+        self._soon.setSingleShot(True)
+        self._soon.setInterval(REFRESH_MS)
+        self._soon.timeout.connect(self.refresh_if_dirty)
+        model.objective_changed.connect(self._mark_dirty_soon)
+        model.session_grew.connect(self._mark_dirty_soon)  # every size, not only the one shown
 
     # --- sessions ----------------------------------------------------------------------------------
     def add_sessions(self, paths: list[str]) -> None:
@@ -309,6 +317,13 @@ class PortabilityView(QWidget):
         self._dirty = True
         if self.isVisible():
             self.refresh()
+
+    def _mark_dirty_soon(self, *_: Any) -> None:
+        """As :meth:`_mark_dirty`, the report made once the timer runs out, not pushed back by
+        what comes meanwhile (a drag that never pauses still refreshes it as it goes)."""
+        self._dirty = True
+        if self.isVisible() and not self._soon.isActive():
+            self._soon.start()
 
     def refresh_if_dirty(self) -> None:
         """The window calls this when the tab comes into view."""
