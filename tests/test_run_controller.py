@@ -1636,3 +1636,25 @@ def test_a_scripts_run_with_a_seed_that_is_not_one_is_refused_before_anything_is
     with pytest.raises(WorkbenchError, match=r"seed .*: a seed is an integer from 0 to 2\*\*63-1"):
         run_to_end(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2, seed=seed), out)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_relative_output_through_a_linked_folder_is_the_file_the_system_names(tmp_path: Path, monkeypatch) -> None:
+    """``link/..`` goes up from the link's target. The output fixed at the start with
+    ``os.path.abspath`` dropped ``link/..`` as text: the run wrote another session over one that
+    was there, without --force or a backup, and took another file's lock."""
+    real, work = tmp_path / "real", tmp_path / "work"
+    (real / "dir").mkdir(parents=True)
+    work.mkdir()
+    (work / "link").symlink_to(real / "dir")
+    monkeypatch.chdir(work)
+    new_trivial(work / "s.json", 3)
+    held = SessionLock(real / "s.json").acquire()
+    try:
+        assert os.path.realpath(SessionLock("link/../s.json").path) == os.path.realpath(held.path)
+        with pytest.raises(SessionInUse):
+            start_run(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), "link/../s.json")
+    finally:
+        held.release()
+    session, finished = run_to_end(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), "link/../s.json")
+    assert finished.reason == "budget"
+    assert len(load_session(real / "s.json").trials) == 2 and len(load_session(work / "s.json").trials) == 3

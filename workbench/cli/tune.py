@@ -319,9 +319,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
 def _as_given(output: Path | None, given: Any) -> Path | None:
     """``output`` (the run's file, fixed as an absolute path when it started) as the person spelt
     it on the command line, when that spelling names it: what the lines about it say."""
+    from workbench.core.fs import fixed_path
+
     if output is None or not isinstance(given, str):
         return output
-    return Path(given) if os.path.abspath(given) == str(output) else output
+    return Path(given) if fixed_path(given) == output else output
 
 
 def _trials_not_on_disk(session: Any, out: Path) -> int:

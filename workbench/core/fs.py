@@ -134,6 +134,14 @@ def resolved(path: str | os.PathLike[str]) -> Path:
         return Path(os.path.abspath(path))
 
 
+def fixed_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` made absolute against the working folder now, as the system would read it now: a
+    file a run writes for minutes stays the file it was asked for when a candidate changes or
+    removes the working folder. Not normalised (``os.path.abspath`` drops ``link/..`` as text,
+    where the system goes up from the link's target: another file, another session written over)."""
+    return Path(path).absolute()
+
+
 def current_umask() -> int:
     """The process's file-creation mask.
 

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.backends.python import CODE_HASH_OPTION, code_identities, host_device_name
 from workbench.backends.replay import load_recording, reading_now
+from workbench.core.fs import fixed_path
 from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.metrics import check_metrics, idle_directions
@@ -647,7 +648,7 @@ def _prepare_any(request: RunRequest, session: Session | None, output: Path | No
     ``output`` is fixed here against the working folder of the start: a run whose candidate
     changed or removed that folder still writes its journal and session where they were asked
     for (or, where the folder itself is gone, says what it could not save)."""
-    output = Path(os.path.abspath(output)) if output is not None else None
+    output = fixed_path(output) if output is not None else None
     plan = sweep_plan(session) if session is not None else None
     if request.warm_start is not None and not request.sizes and plan is None:
         raise WorkbenchError("--no-warm-start applies to a size sweep: give --sizes (or continue a sweep's session)")
@@ -1110,7 +1111,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
     Returns ``(None, why)`` when nothing is worth re-measuring (the lock is not kept then).
     ``held``: as for :func:`prepare_run`.
     """
-    out = Path(path)
+    out = fixed_path(path)
     if session is None:
         lock, session = _open_locked(out, "--remeasure-aborted", held)
     else:
@@ -1169,7 +1170,7 @@ def refine_pending(path: str | os.PathLike[str],
     per size and whose finished sizes are not run again). The caller sets ``engine.refine_wait_s``.
 
     Returns ``(None, why)`` when no trial waits for its compile (the lock is not kept then)."""
-    out = Path(path)
+    out = fixed_path(path)
     lock, session = _open_locked(out, "--refine-only")
     try:
         groups: dict[str, tuple[dict[str, Any], int]] = {}

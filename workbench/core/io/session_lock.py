@@ -19,7 +19,7 @@ from pathlib import Path
 from types import TracebackType
 
 from workbench.core.errors import WorkbenchError, write_error
-from workbench.core.fs import process_exists
+from workbench.core.fs import fixed_path, process_exists
 
 try:
     import fcntl
@@ -88,7 +88,7 @@ class SessionLock:
         self.session_path = Path(session_path)
         # Fixed where the lock is made: a relative path read again at release named another file
         # (or none) once the working folder changed or was removed meanwhile.
-        self.path = Path(os.path.abspath(lock_path(session_path)))
+        self.path = fixed_path(lock_path(session_path))
         self._fd: int | None = None
 
     @property
