@@ -365,6 +365,7 @@ KERNEL_TUNER_NAMES: dict[str, str | None] = {
     "ordered_greedy_mls": "local",
     "bayes_opt": "tpe",
     "dual_annealing": None,
+    "hybrid_vndx": None,
     "basinhopping": None,
     "diff_evo": None,
     "firefly_algorithm": None,
@@ -380,8 +381,7 @@ def unknown_strategy(name: str) -> str:
     if name in KERNEL_TUNER_NAMES:
         counterpart = KERNEL_TUNER_NAMES[name]
         said = (f"Kernel Tuner's {name} is {counterpart!r} here" if counterpart is not None else
-                f"Kernel Tuner's {name} has no counterpart here ({DEFAULT_STRATEGY!r}, the default, is compared "
-                "with it in docs/strategies.md)")
+                f"Kernel Tuner's {name} has no counterpart here")
         return f"unknown strategy {name!r}: {said}; {known}"
     close = difflib.get_close_matches(str(name), list(STRATEGIES), n=1)
     guess = f" (did you mean {close[0]!r}?)" if close else ""
