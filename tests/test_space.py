@@ -973,11 +973,35 @@ def test_a_batch_beside_a_growing_set_of_exclusions_does_not_compare_it_whole() 
     taken = Watched(p.id for p in points[:1500])
     sampler.sample(rng, 1, taken)
     Watched.whole = 0
+    compared = 0
+    whole = sampler._exclude
+
+    def counted(excluded):
+        nonlocal compared
+        grown = sampler._last is not None and sampler._last[0]() is excluded
+        compared += not grown
+        return whole(excluded)
+
+    sampler._exclude = counted
     for point in points[1500:1600]:
         taken.add(point.id)
         (drawn,) = sampler.sample(rng, 1, excluding(taken, {points[1700].id, points[1701].id}))
         assert drawn.id not in taken and drawn.id not in (points[1700].id, points[1701].id)
-    assert Watched.whole == 0
+    assert Watched.whole == 0 and compared == 0  # each draw took in the ids added since the last
+    assert sampler._last is not None and sampler._last[0]() is taken
+
+
+def test_the_exclusions_with_a_batch_are_a_set_of_their_ids() -> None:
+    """The view of the taken ids and a batch answers as the set of their ids, also once the taken
+    ids have grown to hold some of the batch's, and set operations on it give plain sets."""
+    from workbench.core.domain.space_sampling import TakenIds, excluding
+
+    taken = TakenIds(["a"])
+    view = excluding(taken, {"b", "c"})
+    taken.add("b")
+    assert len(view) == 3 and set(view) == {"a", "b", "c"} and view == {"a", "b", "c"}
+    assert view | {"d"} == {"a", "b", "c", "d"} and view - {"a"} == {"b", "c"} and view & {"c", "x"} == {"c"}
+    assert excluding(taken, set()) is taken and excluding(view, {"e"}) == {"a", "b", "c", "e"}
 
 def test_recorded_sampling_maps_only_the_ids_that_changed_since_the_last_call() -> None:
     """Every exclusion was mapped to its point on every call: a random search of an 18,000-config

@@ -691,8 +691,8 @@ class SearchSpace(ABC):
 
     @abstractmethod
     def _sample(self, rng: np.random.Generator, n: int, taken: AbstractSet[str]) -> list[Config]:
-        """:meth:`sample` once ``n`` is positive and the exclusions are a set of ids (the caller's:
-        read, never changed)."""
+        """:meth:`sample` once ``n`` is positive and the exclusions are a set of ids (the caller's,
+        or an :class:`Excluding` view of them: read, never changed)."""
 
     def neighbours(self, config: Mapping[str, Value], adjacent_only: bool = False) -> list[Config]:
         """Valid configs that differ from ``config`` in exactly one slot.

@@ -118,15 +118,20 @@ class Excluding(AbstractSet[str]):
         self.taken = taken
         self.extra = frozenset(extra - taken)
 
+    @classmethod
+    def _from_iterable(cls, ids: Iterable[Any]) -> AbstractSet[Any]:
+        """What ``|``, ``&`` and ``-`` make of it: a plain set (a copy, as they always were)."""
+        return frozenset(ids)
+
     def __contains__(self, cid: object) -> bool:
         return cid in self.taken or cid in self.extra
 
     def __iter__(self) -> Iterator[str]:
         yield from self.taken
-        yield from self.extra
+        yield from (cid for cid in self.extra if cid not in self.taken)  # (taken may have grown since)
 
     def __len__(self) -> int:
-        return len(self.taken) + len(self.extra)
+        return len(self.taken) + sum(cid not in self.taken for cid in self.extra)
 
     def joined(self, more: AbstractSet[str]) -> "Excluding":
         """These exclusions and ``more``."""
