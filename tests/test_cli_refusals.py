@@ -141,6 +141,7 @@ def test_a_screenshot_is_never_written_where_a_runs_journal_waits(cli, tmp_path,
     for force in ((), ("--force",)):
         line = one_line_error(cli("gui", "--screenshot", session, "--quit-when-done", *force))
         assert line.startswith(f"error: --screenshot {session}: the journal of a run is beside it"), line
+        assert "a screenshot there would leave those trials unreadable" in line
     assert session.read_text() == "{}" and no_window == [] and not (tmp_path / "s.json.bak").exists()
 
 def _png(*text_chunks: bytes) -> bytes:

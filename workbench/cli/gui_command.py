@@ -28,7 +28,7 @@ def _check_screenshot(args: argparse.Namespace) -> None:
                                  "file for the picture")
     # a session whose run's journal is beside it, even with --force: the picture moved the session
     # aside and left the journal beside a PNG, which no command then opened
-    refuse_beside_journal(Path(args.screenshot), "--screenshot")
+    refuse_beside_journal(Path(args.screenshot), "--screenshot", output="a screenshot")
     prepare_output(args.screenshot, force=args.force, inputs=inputs, replaceable=is_own_screenshot,
                    what="screenshot of this program", flag="--screenshot")
 

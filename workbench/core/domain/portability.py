@@ -94,8 +94,8 @@ class PortablePick:
     candidates_predicted: int = 0
 
     def candidates_text(self) -> str:
-        """``28 configs: 2 worked on every GPU, 26 predicted on some``, or ``4 configs run on every
-        GPU``: the prediction of a GPU that never ran a config is no evidence that it works there."""
+        """``28 configs: 2 worked on every GPU, 26 predicted on some``, or ``4 configs worked on
+        every GPU``: the prediction of a GPU that never ran a config is no evidence that it works there."""
         if not self.candidates_predicted:
             return f"{counted(self.candidates, 'config')} worked on every GPU"
         ran = self.candidates - self.candidates_predicted

@@ -83,15 +83,17 @@ def check_folder(path: Path, flag: str = "--out") -> None:
         raise WorkbenchError(f"{flag} {path}: folder {folder} does not exist")
 
 
-def refuse_beside_journal(path: Path, flag: str = "--out", recover: str = "tune --resume recovers them first") -> None:
-    """An export may not be written where a run's journal waits: the journal's trials are read
-    with the session file beside it, and an export in its place would leave them unreadable.
-    ``recover``: how the person takes them in, in the front end's words (a run still writing
-    the file is said as such: sending the person to recover it, the run's lock then refused)."""
+def refuse_beside_journal(path: Path, flag: str = "--out", recover: str = "tune --resume recovers them first",
+                          output: str = "an export") -> None:
+    """An export (or another ``output``, a screenshot) may not be written where a run's journal
+    waits: the journal's trials are read with the session file beside it, and a file of another
+    kind in its place would leave them unreadable. ``recover``: how the person takes them in, in
+    the front end's words (a run still writing the file is said as such: sending the person to
+    recover it, the run's lock then refused)."""
     if has_journal(path):
         what = "a run writing that session is going (its lock is held)" if locked_by_other(path) else recover
-        raise WorkbenchError(f"{flag} {path}: the journal of a run is beside it ({journal_path(path).name}); an "
-                             f"export there would leave those trials unreadable; {what}, or choose another name")
+        raise WorkbenchError(f"{flag} {path}: the journal of a run is beside it ({journal_path(path).name}); "
+                             f"{output} there would leave those trials unreadable; {what}, or choose another name")
 
 
 #: Names this program keeps beside a session file ``FILE`` while a run writes it: ``FILE.journal``
