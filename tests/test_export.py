@@ -935,6 +935,22 @@ def test_every_export_carries_a_seal_that_any_edit_breaks(kernel: str, sessions:
     assert not unchanged_export(big)
 
 
+def test_a_cupy_script_of_an_earlier_version_is_an_earlier_export(sessions: dict[str, Session], tmp_path: Path) -> None:
+    """Versions before 2026-12-04 said in the script's docstring that CuPy's RawModule compiled the
+    kernel; after the docstring changed, such a script was refused as a file this program did not
+    write, and a scripted re-export stopped after the upgrade."""
+    text = _every_format(sessions["vector_add"], "vector_add")["cupy"]
+    now = ("kernel itself is the exported, rendered source below, compiled and loaded as the workbench's CUDA\n"
+           "backend did while tuning (its NVRTC, a CUBIN for this GPU, registers capped so the block fits).\n")
+    assert now in text
+    earlier = text.replace(now, "kernel itself is the exported, rendered source below, compiled by CuPy's RawModule "
+                                "(NVRTC).\n")
+    path = tmp_path / "run_tuned.py"
+    path.write_text("".join(earlier.splitlines(keepends=True)[:-1]))  # (no seal then either)
+    assert is_export_file(path)
+    path.write_text(earlier.replace("CuPy's RawModule", "my own loader"))
+    assert not is_export_file(path)
+
 def test_export_data_that_holds_the_seals_blank_is_refused_in_one_line() -> None:
     from workbench.core.io.export_seal import seal_json
 

@@ -1178,6 +1178,12 @@ _CUPY_INTRO = (
     "backend did while tuning (its NVRTC, a CUBIN for this GPU, registers capped so the block fits).",
     "",
 )
+#: The CuPy script's first lines as versions before 2026-12-04 wrote them: recognised too, so a
+#: script exported by an earlier version is replaced as an earlier export (kept as ``.bak``), not
+#: refused as a file this program did not write.
+_EARLIER_CUPY_INTROS = (
+    (*_CUPY_INTRO[:5], "kernel itself is the exported, rendered source below, compiled by CuPy's RawModule (NVRTC).", ""),
+)
 
 
 def _cupy(plan: ExportPlan) -> str:
@@ -1288,8 +1294,9 @@ def is_export_file(path: str | os.PathLike[str]) -> bool:
                                       _EXPORT_FIELDS if tuned else _DISPATCH_FIELDS)
     if _preamble_at(lines, 0, "// ", "tuned config", _EXPORT_FIELDS):  # .cu
         return True
-    if lines[: len(_CUPY_INTRO)] == list(_CUPY_INTRO):  # CuPy script
-        return _preamble_at(lines, len(_CUPY_INTRO), "", "tuned config", _EXPORT_FIELDS)
+    for intro in (_CUPY_INTRO, *_EARLIER_CUPY_INTROS):  # CuPy script
+        if lines[: len(intro)] == list(intro):
+            return _preamble_at(lines, len(intro), "", "tuned config", _EXPORT_FIELDS)
     kernel = _preamble_at(lines, 0, "# ", "per-size dispatch", ())  # dispatch script
     return (kernel and lines[1:3] == [_DISPATCH_PY_DOC, ""]
             and _preamble_at(lines, 3, "", "per-size dispatch", _DISPATCH_FIELDS))
