@@ -795,6 +795,31 @@ def test_sessions_and_exports_into_the_autosave_folder_are_refused(cli, tmp_path
     assert list(autosave.iterdir()) == []
 
 
+def test_an_autosave_continued_into_a_file_of_ones_own_is_no_longer_offered(cli, tmp_path) -> None:
+    """A window that quits by itself says to recover an autosave with tune --resume AUTOSAVE --out
+    FILE; done so, the autosave stayed, and every later window offered it again as an unfinished
+    run. Removed once FILE holds its trials, as the window's own recovery removes it; continued in
+    place, it stays."""
+    import shutil
+
+    from workbench.core.domain.session import load_session
+
+    autosave = tmp_path / "autosave"
+    autosave.mkdir()
+    env = {"KERNEL_WORKBENCH_AUTOSAVE_DIR": str(autosave)}
+    made = tmp_path / "made.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--budget", "3", "--resources", "estimated",
+               "--out", made, env=env).returncode == 0
+    left = autosave / "vector_add-1.json"  # a window's unsaved run, as that folder holds it
+    shutil.copy(made, left)
+    assert cli("tune", "--resume", left, "--budget", "1", env=env).returncode == 0
+    assert len(load_session(left).trials) == 4  # continued in place: still the autosave
+    mine = tmp_path / "mine.json"
+    done = cli("tune", "--resume", left, "--out", mine, "--budget", "2", env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"note: removed the autosave {left.name}: its trials are in {mine} now" in done.stderr
+    assert list(autosave.iterdir()) == [] and len(load_session(mine).trials) == 6
+
 def test_tune_help_lists_every_strategy_and_marks_the_default(cli) -> None:
     """It said "the benchmarked default", naming neither it nor the others; only a wrong name listed them."""
     from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, STRATEGIES

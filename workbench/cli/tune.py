@@ -312,8 +312,30 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"{session.kernel}: outputs {unchecked}")
     if kept is not None and (os.path.lexists(kept) or has_journal(kept)):  # (a journal alone is kept as one)
         print(f"kept the file that was there as {printable(str(kept))}")
+    recovered = _recovered_autosave(args, out)
+    if recovered:
+        print(f"note: {printable(recovered)}", file=sys.stderr)
     print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(shown))}")
     return 0 if finished.reason != "error" else 1
+
+
+def _recovered_autosave(args: argparse.Namespace, out: Path | None) -> str | None:
+    """An autosave continued into a file of the person's (``tune --resume AUTOSAVE --out FILE``, as
+    a window's note advises) is removed once that file holds its trials, as the window's own
+    recovery removes it: left, it was offered again as an unfinished run by every later window.
+    What was done, in one line; None when the run continued no autosave."""
+    from workbench.core.fs import fixed_path
+    from workbench.runner.autosave import discard, in_autosave_folder
+
+    from workbench.core.domain.session import session_path_of
+
+    if not isinstance(args.resume, str) or out is None:
+        return None
+    source = Path(session_path_of(args.resume))  # (the journal may have been named)
+    if fixed_path(source) == out or not in_autosave_folder(source):
+        return None
+    why = discard(source)
+    return why if why is not None else f"removed the autosave {source.name}: its trials are in {args.out} now"
 
 
 def _as_given(output: Path | None, given: Any) -> Path | None:

@@ -113,7 +113,7 @@ def discard(path: Path, held: SessionLock | None = None) -> str | None:
     it is released here), else taken here without waiting. An autosave another live process holds
     (a window that recovered it and may be running on it) is left whole: returns why, in one line;
     None once removed. A lock file is only ever removed by its holder."""
-    lock = held if held is not None and held.held and held.path == lock_path(path) else SessionLock(path)
+    lock = held if held is not None and held.held and held.path == SessionLock(path).path else SessionLock(path)
     try:
         lock.acquire()
     except WorkbenchError as exc:  # in use elsewhere, or a lock file that is not one
