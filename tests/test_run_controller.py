@@ -1658,17 +1658,3 @@ def test_a_relative_output_through_a_linked_folder_is_the_file_the_system_names(
     session, finished = run_to_end(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), "link/../s.json")
     assert finished.reason == "budget"
     assert len(load_session(real / "s.json").trials) == 2 and len(load_session(work / "s.json").trials) == 3
-
-
-def test_a_session_that_recorded_no_budget_is_continued_to_the_default_total(tmp_path: Path) -> None:
-    """A file of the first format records no run settings: continued without a budget it ran the
-    default's 100 evaluations more (30 became 130, recorded as a budget nobody chose), where a
-    session that recorded its budget stops at it."""
-    out = tmp_path / "s.json"
-    new_trivial(out, 30)
-    raw = json.loads(out.read_text())
-    del raw["run"]
-    out.write_text(json.dumps(raw))
-    session, finished = run_to_end(RunRequest(kernel=TRIVIAL), out, resume=True)
-    assert finished.reason in ("budget", "exhausted") and len(session.trials) == min(100, session.space.count())
-    assert session.run.budget == 100

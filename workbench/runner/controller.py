@@ -1259,18 +1259,15 @@ def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: 
             raise WorkbenchError(f"budget {request.budget}: at most {MAX_COUNT - done} more evaluations "
                                  "(2**63-1 in all)")
         return request.budget
-    if settings.time_limit_s is not None and (session is None or settings.budget is None):
+    if session is not None and settings.budget is not None:
+        left = settings.budget - done
+        if left < 1:
+            raise WorkbenchError(template=f"the session already has {done} of its {settings.budget} evaluations; "
+                                          "give a budget to measure more ({budget:N})")
+        return left
+    if settings.time_limit_s is not None:
         return None
-    # a continued session's budget is its total: the one it recorded, else the default (a file of
-    # the first format records none, and its continuation ran the default's evaluations more)
-    total = settings.budget if session is not None and settings.budget is not None else DEFAULT_BUDGET
-    if session is None:
-        return total
-    left = total - done
-    if left < 1:
-        raise WorkbenchError(template=f"the session already has {done} of its {total} evaluations; "
-                                      "give a budget to measure more ({budget:N})")
-    return left
+    return DEFAULT_BUDGET
 
 
 def _spec_for_new(request: RunRequest) -> BackendSpec:
