@@ -1658,3 +1658,8 @@ def test_a_relative_output_through_a_linked_folder_is_the_file_the_system_names(
     session, finished = run_to_end(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), "link/../s.json")
     assert finished.reason == "budget"
     assert len(load_session(real / "s.json").trials) == 2 and len(load_session(work / "s.json").trials) == 3
+    # into a folder the link leads to that the text would not: its temporary files go there too
+    # (tempfile normalised link/.. as text, and the journal's write failed where work/sub is none)
+    (real / "sub").mkdir()
+    session, finished = run_to_end(RunRequest(kernel=TRIVIAL, strategy="random", budget=2), "link/../sub/s.json")
+    assert finished.reason == "budget" and len(load_session(real / "sub" / "s.json").trials) == 2

@@ -135,11 +135,15 @@ def resolved(path: str | os.PathLike[str]) -> Path:
 
 
 def fixed_path(path: str | os.PathLike[str]) -> Path:
-    """``path`` made absolute against the working folder now, as the system would read it now: a
-    file a run writes for minutes stays the file it was asked for when a candidate changes or
-    removes the working folder. Not normalised (``os.path.abspath`` drops ``link/..`` as text,
-    where the system goes up from the link's target: another file, another session written over)."""
-    return Path(path).absolute()
+    """``path`` with its folder resolved now, as the system reads it now (working folder, links,
+    ``..``), and its own name kept (a link there stays a link, to be refused as one): a file a run
+    writes for minutes stays the file it was asked for when a candidate changes or removes the
+    working folder, and every spelling of one file is one path. Not ``os.path.abspath``, which
+    drops ``link/..`` as text where the system goes up from the link's target (another file,
+    another session written over); and a path with ``..`` left in it was normalised so later, by
+    ``tempfile``, which then wrote beside another folder."""
+    given = Path(path)
+    return Path(os.path.realpath(given.parent)) / given.name
 
 
 def current_umask() -> int:
