@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 from workbench.core.errors import (DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError,
                                    counted, printable)
 from workbench.core.io.session_lock import SessionLock
+from workbench.core.fs import fixed_path
 from workbench.gui.file_reading import FileReading
 from workbench.gui.run_panel import KT_CACHE_FILTER
 from workbench.gui.settings_store import SettingsStore
@@ -305,7 +306,9 @@ class WindowFiles(WindowExports):
         # One writer per session file: a file another process (a `tune`, another window) is writing
         # is refused; the run of this window already holds the lock of its own output.
         engine = self.engine_thread.engine if self.engine_thread is not None and self.running else None
-        run_output = engine is not None and getattr(engine, "output", None) == Path(path)
+        # (the run's output is fixed as the system reads it: compared so, whatever spelling the
+        # window opened the file by)
+        run_output = engine is not None and getattr(engine, "output", None) == fixed_path(path)
         # nor the autosave this window holds the lock of while it shows that unsaved session
         own = run_output or (self._autosave_lock is not None and self._autosave_lock.held
                       and self.autosave_path is not None and Path(path) == self.autosave_path)
