@@ -641,6 +641,42 @@ def test_a_candidate_that_removes_the_working_folder_loses_no_trial_silently(tmp
         assert "not saved to s.json;" in lines[-1], lines  # (as it was given)
 
 
+def test_a_continued_session_spelt_through_a_linked_folder_is_not_taken_for_its_out(tmp_path) -> None:
+    """``--resume link/../s.json --out s.json`` names two files (the system goes up from the link's
+    target); compared as text they were one, and the run continued the source in place, its
+    --out never written. And a run continued from a file given relatively says its closing line
+    whatever its candidates do to the working folder (the autosave check read it after the run:
+    a bare 'No such file or directory', exit 2, for a run that had saved)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from workbench.core.domain.session import load_session
+
+    real, work = tmp_path / "real", tmp_path / "work"
+    (real / "dir").mkdir(parents=True)
+    work.mkdir()
+    (work / "link").symlink_to(real / "dir")
+    bench = tmp_path / "clean.py"
+    bench.write_text("import os, shutil\nSPACE = {'k': [1, 2, 3, 4, 5, 6]}\n"
+                     f"def measure(c):\n    if c['k'] == 5:\n        shutil.rmtree({str(work)!r})\n"
+                     f"        os.mkdir({str(work)!r})\n"
+                     "    return {'latency_ms': float(c['k'])}\n")
+    env = {**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"}
+
+    def tune(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(bench), "--strategy", "grid",
+                               "--quiet", *args], capture_output=True, text=True, timeout=120, cwd=work, env=env)
+
+    assert tune("--budget", "2", "--out", str(real / "s.json")).returncode == 0
+    done = tune("--resume", "link/../s.json", "--out", "s.json", "--budget", "2")
+    assert done.returncode == 0, done.stderr
+    assert len(load_session(real / "s.json").trials) == 2 and len(load_session(work / "s.json").trials) == 4
+    shutil.copy(work / "s.json", tmp_path / "t.json")
+    done = tune("--resume", "../t.json", "--budget", "2")  # measures k=5, which makes the folder anew
+    assert done.returncode == 0 and done.stdout.strip().endswith("-> ../t.json"), done.stderr
+    assert len(load_session(tmp_path / "t.json").trials) == 6
+
 def test_usage_errors_name_the_command_as_it_was_started(capsys) -> None:
     """The installed command's hint said 'python main.py', which that person does not have."""
     from workbench.cli.parser import build_parser

@@ -157,10 +157,11 @@ def _continued_by_journal(args: argparse.Namespace) -> None:
     what a killed run leaves before its first save): it stands for ``k.json``, which is read with
     it and written. A new session is never written at a journal's name (the output rule)."""
     from workbench.core.domain.session import session_path_of
+    from workbench.core.fs import fixed_path
 
     if isinstance(args.resume, str):
         args.resume = str(session_path_of(args.resume))
-        if args.out is not None and os.path.abspath(session_path_of(args.out)) == os.path.abspath(args.resume):
+        if args.out is not None and fixed_path(session_path_of(args.out)) == fixed_path(args.resume):
             args.out = args.resume  # continued into itself, however it is spelt
     elif args.out is not None and (args.resume or args.remeasure_aborted or args.refine_only):
         args.out = str(session_path_of(args.out))
@@ -220,6 +221,7 @@ def cmd_tune(args: argparse.Namespace) -> int:
     run.engine.refine_wait_s = wait
     before = len(run.session.trials)
     shown = _as_given(run.output, args.out if args.out is not None else args.resume)
+    recovering = _autosave_continued_elsewhere(args, run.output)  # (read before a candidate can move the folder)
     finished = run.run()
     session, out = run.session, run.output
     if finished.reason == "error" and not session.trials:  # its cause is said; no session was written
@@ -312,30 +314,28 @@ def cmd_tune(args: argparse.Namespace) -> int:
         print(f"{session.kernel}: outputs {unchecked}")
     if kept is not None and (os.path.lexists(kept) or has_journal(kept)):  # (a journal alone is kept as one)
         print(f"kept the file that was there as {printable(str(kept))}")
-    recovered = _recovered_autosave(args, out)
-    if recovered:
-        print(f"note: {printable(recovered)}", file=sys.stderr)
+    if recovering is not None:
+        from workbench.runner.autosave import discard
+
+        why = discard(recovering)
+        print(f"note: {printable(why or f'removed the autosave {recovering.name}: its trials are in {shown} now')}",
+              file=sys.stderr)
     print(f"{session.kernel}: {counted(summary['trials'], 'trial')} ({verb}), {feasible}{sim}; {best_text} -> {printable(str(shown))}")
     return 0 if finished.reason != "error" else 1
 
 
-def _recovered_autosave(args: argparse.Namespace, out: Path | None) -> str | None:
-    """An autosave continued into a file of the person's (``tune --resume AUTOSAVE --out FILE``, as
-    a window's note advises) is removed once that file holds its trials, as the window's own
-    recovery removes it: left, it was offered again as an unfinished run by every later window.
-    What was done, in one line; None when the run continued no autosave."""
+def _autosave_continued_elsewhere(args: argparse.Namespace, output: Path | None) -> Path | None:
+    """The autosave a run continues into a file of the person's (``tune --resume AUTOSAVE --out
+    FILE``, as a window's note advises), to be removed once that file holds its trials, as the
+    window's own recovery removes it: left, it was offered again as an unfinished run by every
+    later window. None for any other run."""
     from workbench.core.fs import fixed_path
-    from workbench.runner.autosave import discard, in_autosave_folder
+    from workbench.runner.autosave import in_autosave_folder
 
-    from workbench.core.domain.session import session_path_of
-
-    if not isinstance(args.resume, str) or out is None:
+    if not isinstance(args.resume, str) or output is None:
         return None
-    source = Path(session_path_of(args.resume))  # (the journal may have been named)
-    if fixed_path(source) == out or not in_autosave_folder(source):
-        return None
-    why = discard(source)
-    return why if why is not None else f"removed the autosave {source.name}: its trials are in {args.out} now"
+    source = fixed_path(args.resume)  # (a journal named stands for its session: see _continued_by_journal)
+    return source if source != output and in_autosave_folder(source) else None
 
 
 def _as_given(output: Path | None, given: Any) -> Path | None:
