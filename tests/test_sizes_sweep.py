@@ -242,7 +242,10 @@ def test_continuing_a_sweep_with_set_at_one_of_its_sizes_says_a_sweep_goes_on_at
     # the session's own problem, named again, is what it has: the sweep goes on at every size (docs/cli.md)
     own = cli("tune", "--resume", str(out), "--set", "n=1024", "--budget", "3", "--quiet")
     assert own.returncode == 0 and own.stderr == "", own.stderr
-    assert json.loads(cli("show", out, "--json").stdout)["trials"] == 6
+    shown = json.loads(cli("show", out, "--json").stdout)
+    assert shown["trials"] == 6
+    # the budget said is per size, the sweep's (the run recorded its last size's engine total, 5)
+    assert shown["search"]["budget"] == shown["sweep"]["budget"] == 3
 
 
 def test_a_killed_sweep_resumes_from_its_journal(cli, tmp_path: Path) -> None:

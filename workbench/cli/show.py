@@ -327,6 +327,11 @@ def _search_of(session: Any) -> dict[str, Any]:
             ignored[key] = f"does not go together with the others ({clash})" if clash else \
                 "does not go together with the others"
     run = session.run
+    from workbench.core.domain.sizes import sweep_plan
+
+    # a sweep's budget is per size (its plan's): the run records its last size's engine total,
+    # the trials before that size and its evaluations, a figure that means nothing to a reader
+    plan = sweep_plan(session)
     return {
         "strategy": name,
         # false for a strategy this version does not have: a continued run refuses it
@@ -339,7 +344,7 @@ def _search_of(session: Any) -> dict[str, Any]:
         "options_ignored": ignored,
         "prune_keep": run.prune_keep,
         "patience": run.patience,
-        "budget": run.budget,
+        "budget": plan.budget if plan is not None else run.budget,
         "time_limit_s": run.time_limit_s,
     }
 
