@@ -1140,3 +1140,22 @@ def test_a_sweeps_eta_under_a_time_limit_counts_each_size_up_to_its_limit(tmp_pa
     shown = [p.eta_s for p in progress if p.eta_s is not None and p.done > 0]
     assert shown and max(shown) <= 3 * 0.6 + 0.5, shown  # three sizes of at most 0.6 s each (and slack)
     assert progress[-1].done < 3 * 200 * 0.5  # (the limits ended the sizes, not their budgets)
+
+
+def test_an_export_of_one_size_of_an_unfinished_sweep_says_what_the_size_lacks(cli, tmp_path: Path) -> None:
+    """show and a dispatch said that a size of a killed sweep was short of its evaluations; an
+    export of that size (--at) said nothing, and a pick of three evaluations shipped as any other."""
+    out = tmp_path / "s.json"
+    assert cli("tune", "reduce_sum", "--backend", "sim", "--resources", "estimated", "--executor", "inline", "--quiet",
+               "--sizes", "n=4096,65536", "--budget", "3", "--out", out).returncode == 0
+    doc = json.loads(out.read_text())
+    doc["extra"]["sweep"]["budget"] = 6  # as a sweep killed halfway
+    out.write_text(json.dumps(doc))
+    header = tmp_path / "at.h"
+    done = cli("export", out, "--at", "n=65536", "--out", header)
+    said = f"note: {out}: this size has 3 of the 6 evaluations its sweep plans (unfinished: tune --resume continues it)"
+    assert done.returncode == 0 and said in done.stderr, done.stderr
+    assert said.replace("note: ", "// note: ") in header.read_text()
+    doc["extra"]["sweep"]["budget"] = 3  # every size done: nothing to say
+    out.write_text(json.dumps(doc))
+    assert "evaluations its sweep plans" not in cli("export", out, "--at", "n=65536", "--out", header).stderr

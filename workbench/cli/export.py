@@ -116,6 +116,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         summary = f"{plan.kernel}: exported {args.format} ({picks}{portable}{timings_said(plan.provenance)})"
         if plan.template_changed:  # in the file's comments too; said here, where the export is made
             print(f"warning: {printable(plan.template_changed)}", file=sys.stderr)
+        for note in plan.unfinished:  # (likewise)
+            print(f"note: {printable(note)}", file=sys.stderr)
         pending = [c for c in plan.choices if c.trial.measurement.resources_pending]
         if pending:
             holders = [str(path) for session, path in zip(sessions, args.sessions)

@@ -186,7 +186,8 @@ class WindowExports(QMainWindow):
                                templates=templates, kernel_dirs=[folder] if folder is not None else (),
                                at=self.model.shown_problem())
         # a rendered kernel not the one measured is said here, not only in the file
-        self._exported(target, *([f"warning: {plan.template_changed}"] if plan.template_changed else []))
+        self._exported(target, *([f"warning: {plan.template_changed}"] if plan.template_changed else []),
+                       *(f"note: {note}" for note in plan.unfinished))
 
     def _export_templates(self, kernel: str) -> tuple[dict[str, Any] | None, Path | None]:
         """The templates an export may render: the shipped library plus, for a template made in the

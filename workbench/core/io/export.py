@@ -46,7 +46,7 @@ from workbench.core.domain.sizes import problems_of, shared_size_hint, size_para
 from workbench.core.domain.figures import fmt
 from workbench.core.domain.objective import Constraints, Weights, fastest_left_out, fastest_line, objective_text, rank
 from workbench.core.domain.portability import device_of, max_min_pick
-from workbench.core.domain.session import Session
+from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import c_literal, c_string_body, likeliest_first, stands_in_for_another
 from workbench.core.io.export_seal import seal_json, seal_text
@@ -115,6 +115,9 @@ class ExportPlan:
     #: in ``notes``): said where the export is made, not only in the file's comments, since a
     #: rendered kernel is then another one than was measured.
     template_changed: str = ""
+    #: The notes that the size exported is short of its sweep's planned evaluations (also in
+    #: ``notes``): said where the export is made, as ``show`` and a dispatch say them.
+    unfinished: list[str] = field(default_factory=list)
 
     @property
     def recommended(self) -> Choice:
@@ -251,6 +254,8 @@ def plan_export(
     if other_sizes:
         notes.append(f"{other_sizes} trials at other problem sizes were left out (this export serves "
                      f"{problem}); export --format dispatch picks a config by size")
+    unfinished = _unfinished_size_notes(sessions, labels, problem)
+    notes += unfinished
     if not groups:
         raise WorkbenchError(f"{labels[0]}: the session has no trials to export")
 
@@ -298,6 +303,7 @@ def plan_export(
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
         seed=_seed(options.get("seed")), unloaded_dirs=_sessions_unloaded(sessions, kernel_dirs),
         names_as_recorded=template is None and reads_recorded_names(first), template_changed=changed,
+        unfinished=unfinished,
     )
 
 
@@ -903,6 +909,22 @@ def _launch_comments(plan: ExportPlan, choice: Choice) -> list[str]:
              f"dim3({block[0]}, {block[1]}, {block[2]}), {smem}>>>(...)"]
     opt_in = shared_memory_note(plan, choice)
     return lines + ([f"// {comment_line(opt_in)}"] if opt_in else [])
+
+
+def _unfinished_size_notes(sessions: Sequence[Session], labels: Sequence[str], problem: Mapping[str, Any]) -> list[str]:
+    """What each sweep of ``sessions`` lacks at the size exported, said as ``show`` and a dispatch
+    say it: the recommendation of a size killed three evaluations in was exported as any other."""
+    from workbench.core.domain.sizes import sweep_progress
+
+    notes = []
+    key = problem_key(problem)
+    for session, label in zip(sessions, labels):
+        progress = sweep_progress(session)
+        for size, count in progress.unfinished if progress is not None else ():
+            if problem_key(size) == key:
+                notes.append(f"{label}: this size has {count} of the {progress.plan.budget} evaluations its sweep "
+                             f"plans (unfinished: tune --resume continues it), so a config not measured yet may win")
+    return notes
 
 
 def include_guard(prefix: str, kernel: str) -> str:
