@@ -920,7 +920,9 @@ def _unfinished_size_notes(sessions: Sequence[Session], labels: Sequence[str], p
     key = problem_key(problem)
     for session, label in zip(sessions, labels):
         progress = sweep_progress(session)
-        for size, count in progress.unfinished if progress is not None else ():
+        if progress is None:
+            continue
+        for size, count in progress.unfinished:
             if problem_key(size) == key:
                 notes.append(f"{label}: this size has {count} of the {progress.plan.budget} evaluations its sweep "
                              f"plans (unfinished: tune --resume continues it), so a config not measured yet may win")
