@@ -309,6 +309,12 @@ class SizeView(QWidget):
             compared = np.where(np.eye(len(self.rows), dtype=bool) | ~has_best[None, :], np.nan, self.matrix)
             worst = float(np.nanmin(compared)) if np.isfinite(compared).any() else math.nan
             note = f"; worst cross-size fraction {worst:.0%}" if math.isfinite(worst) else ""
+            # those sizes are left out of the worst fraction, and their columns' 0 % cells read as
+            # a poor config: named, as show names them
+            empty = [row.label for row in self.rows if row.best_config is None]
+            if empty:
+                shown = ", ".join(empty[:3]) + (f" and {len(empty) - 3} more" if len(empty) > 3 else "")
+                note += f" ({shown}: nothing feasible, left out)" if note else f"; {shown}: nothing feasible"
             # a stopped sweep's sizes are not all it planned (Start on the session continues it)
             rest = f"; {unfinished}" if unfinished else ""
             self.status.setText(f"{len(self.rows)} sizes, {len(self.winners)} distinct winning "
