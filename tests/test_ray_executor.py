@@ -334,3 +334,18 @@ def test_starting_ray_keeps_the_commands_stop_signals(monkeypatch):
         assert calls[-1] == "shutdown" and signal.getsignal(signal.SIGTERM) is ours
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def test_rays_error_messages_go_to_standard_error(capsys):
+    """Ray's driver printed the cluster's error messages ("(raylet) A worker died ...") on standard
+    output from a thread: a line could come after the summary that scripts read with tail -1."""
+    from ray._private import worker as ray_worker
+
+    from workbench.runner.ray_executor import _ray_errors_to_stderr
+
+    _ray_errors_to_stderr()
+    _ray_errors_to_stderr()  # (wrapped once, however often Ray is started)
+    capsys.readouterr()
+    ray_worker.print_to_stdstream({"lines": ["A worker died"], "pid": "raylet", "is_err": False}, ignore_prefix=False)
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("A worker died") == 1

@@ -146,11 +146,33 @@ def _init_keeping_stop_signals(ray: Any, **options: Any) -> None:
         restore()
 
 
+def _ray_errors_to_stderr() -> None:
+    """Ray's driver prints the cluster's error messages (``(raylet) A worker died or was killed
+    ...``, when an actor dies) on standard output, from a thread of its own: a line could follow
+    the command's summary, which scripts read as the last line (``tune ... | tail -1``). Ray
+    gives no option for it, so its printer is wrapped to send them to standard error, where
+    every other line that is not the answer goes. (A Ray without that printer: left as it is.)"""
+    try:
+        from ray._private import worker as ray_worker  # (private: looked up, not relied on)
+    except ImportError:
+        return
+    printer = getattr(ray_worker, "print_to_stdstream", None)
+    if printer is None or getattr(printer, "to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        return printer({**data, "is_err": True}, *args, **kwargs)
+
+    to_stderr.to_stderr = True  # type: ignore[attr-defined]
+    ray_worker.print_to_stdstream = to_stderr
+
+
 def ensure_ray(address: str | None = None, num_cpus: int | None = None) -> Any:
     """Connect to the cluster at ``address``, or start a local Ray instance; reuse one already up."""
     ray = import_ray()
     if not ray.is_initialized():
         _ray_lines_as_ours()
+        _ray_errors_to_stderr()
         options: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
                                    "logging_level": logging.WARNING, "logging_format": RAY_LINE_FORMAT}
         if address is None:
