@@ -223,6 +223,17 @@ def test_time_limit(monkeypatch):
     assert 1.0 <= took < 1.0 + 3.0  # the candidate running at the limit finished, then the run ended
 
 
+def test_a_budget_whose_last_evaluations_end_after_the_time_limit_ends_as_the_budget(monkeypatch):
+    """Every evaluation of the budget started before the limit and the last ones ended after it:
+    the run said "time limit reached", which a script read as a run to continue later (and the
+    continuation found the budget used up)."""
+    monkeypatch.setenv("WORKBENCH_SLOW_S", "0.6")
+    spec, target, session, search = _setup("slow")
+    # (the one evaluation is under way from its submission, so the limit passes while it runs)
+    finished = Engine(session, search, spec, budget=1, time_limit_s=0.3).run()
+    assert finished.evaluations == 1 and finished.reason == "budget", finished
+
+
 def test_pause_resume_and_stop_from_another_thread(monkeypatch):
     monkeypatch.setenv("WORKBENCH_SLOW_S", "0.03")
     spec, target, session, search = _setup("slow")

@@ -435,6 +435,10 @@ class Engine:
                 if reason is None:
                     reason = self._stop_reason(exhausted and not in_flight, started=bool(in_flight) or self.evaluations > 0)
                 if reason is not None and not in_flight:
+                    if reason == "time_limit" and self.budget is not None and self.evaluations >= self.budget:
+                        # every evaluation of the budget had started before the limit, and the
+                        # last ones ended after it: the budget is what ended the run
+                        reason = "budget"
                     break
                 self._apply_objective(pool)
                 if reason is None and not self.paused and reference_id not in in_flight:
