@@ -111,6 +111,9 @@ class TestSharedActors:
         assert once.status is Status.OK and "was lost" in once.details["retried_after"]
         assert always.status is Status.CRASHED and always.message.endswith("already retried once")
         assert "was lost" in always.message and "retried once" in always.log
+        # recorded with where it ran, as every trial an actor measured is (its details were empty)
+        assert always.details["executor"] == "ray" and always.details["node"] == once.details["node"]
+        assert "was lost" in always.details["retried_after"]
         assert bystander.status is Status.OK
         assert pool.started_workers - before == 3  # one replacement per lost actor
         assert pool.workers == 2 and pool.error is None

@@ -304,6 +304,9 @@ class _Slot:
     answered: bool = False  # the actor has returned at least one candidate
     failed: bool = False  # its worker cannot start: no more candidates go here
     job: _Job | None = None
+    #: Where its actor runs (``executor``, ``node``, ``gpu_ids``), as the actor said when it came up:
+    #: what a trial it could not answer for is recorded with, as every trial it measured is.
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 #: Actors of one slot that may die in a row before one comes up; then the slot takes no candidates.
@@ -465,7 +468,9 @@ class RayPool(ResultQueue):
             return True
         ray = self._ray
         try:
-            slot.name = ray.get(slot.ready_ref, timeout=0)["name"]
+            described = ray.get(slot.ready_ref, timeout=0)
+            slot.name = described["name"]
+            slot.info = {key: described[key] for key in ("executor", "node", "gpu_ids") if key in described}
         except ray.exceptions.RayActorError as exc:
             text = _without_colours(str(exc))
             lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -553,7 +558,8 @@ class RayPool(ResultQueue):
             self._on_lost(slot, job, f"Ray actor {slot.name} was lost ({_one_line(exc)})")
             return
         except ray.exceptions.RayError as exc:  # the call itself failed: record, keep going
-            self._finish(job, Measurement.failure(Status.CRASHED, f"Ray call failed: {_one_line(exc)}", log=str(exc)), {}, slot.name)
+            self._finish(job, Measurement.failure(Status.CRASHED, f"Ray call failed: {_one_line(exc)}", log=str(exc)), {},
+                         slot.name, slot.info)
             return
         slot.answered = True
         if isinstance(reply, StartupError):
@@ -577,9 +583,15 @@ class RayPool(ResultQueue):
         else:
             log = f"{job.lost_reason}\nretried once; {reason}"
             self._finish(job, Measurement.failure(Status.CRASHED, f"{reason}; already retried once", log=log),
-                         {"total_s": time.monotonic() - job.dispatched}, slot.name)
+                         {"total_s": time.monotonic() - job.dispatched}, slot.name, slot.info)
 
-    def _finish(self, job: _Job, measurement: Measurement, timings: dict[str, float], name: str) -> None:
+    def _finish(self, job: _Job, measurement: Measurement, timings: dict[str, float], name: str,
+                where: Mapping[str, Any] | None = None) -> None:
+        """Record ``job``'s result; ``where``: the actor's place, for a failure this pool records
+        itself (a lost actor, one that stopped answering), whose measurement no actor made."""
+        if where is not None:
+            retried = {"retried_after": job.lost_reason} if job.attempt else {}
+            measurement = dataclasses.replace(measurement, details={**where, **retried, **measurement.details})
         self._done.append(Result(job.config, measurement, dict(timings), name))
 
     def _enforce_deadlines(self) -> None:
@@ -592,7 +604,7 @@ class RayPool(ResultQueue):
             waited = now - job.dispatched
             reason = f"Ray actor {slot.name} did not answer for {waited:.0f} s: killed and replaced"
             self._replace(slot)
-            self._finish(job, Measurement.failure(Status.TIMEOUT, reason), {"total_s": waited}, slot.name)
+            self._finish(job, Measurement.failure(Status.TIMEOUT, reason), {"total_s": waited}, slot.name, slot.info)
 
     def _dispatch(self) -> None:
         """Hand waiting candidates to free actors that have come up. An actor not up yet may wait
