@@ -209,6 +209,8 @@ class Run:
         self.engine.resume()
 
     def stop(self) -> None:
+        """End the run from any thread: no new candidate starts; those running finish or time out
+        (each within its run's timeout) and are recorded, so ``run()`` returns after them."""
         self.engine.stop()
 
     def set_objective(self, objective: Objective) -> None:
