@@ -37,6 +37,7 @@ from workbench.gui.plot_widget import plot_widget
 from workbench.gui.background import Background
 from workbench.gui.plot_axes import (ReadableAxis, ShareAxis, bar_figures_extent, is_number_label, set_bottom_title,
                                       set_left_title)
+from workbench.gui.timers import single_shot
 
 _log = logging.getLogger(__name__)
 
@@ -171,10 +172,7 @@ class ImportanceView(QWidget):
         layout.addLayout(self.plots, 1)
         layout.addWidget(self.status)
 
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(REFRESH_DELAY_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._timer = single_shot(self, REFRESH_DELAY_MS, self.refresh)
         #: What the bars show, what a thread computes now, and the latest request made meanwhile.
         self._shown: _Request | None = None
         self._shown_status = ""  # the status line of the result shown, put back when a computation is dropped

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from PySide6.QtCore import QThread, QTimer, Qt, Signal
+from PySide6.QtCore import QThread, Qt, Signal
 from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemDelegate, QAbstractItemView, QApplication, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget, QListWidgetItem,
@@ -42,6 +42,7 @@ from workbench.core.domain.macros import scan_macros
 from workbench.core.domain.templates import global_functions
 from workbench.gui.text import plain_tip, window_message
 from workbench.gui.status_bar import install_status_bar
+from workbench.gui.timers import single_shot
 
 #: Most slots one Detect slots adds: a source using thousands of undefined macros (20,000 rows
 #: took the window 15 s to fill) is no template to tune.
@@ -210,10 +211,7 @@ class KernelEditor(QMainWindow):
         self._pending = False
         self._loading = False
         self._ref_memory: dict[str, str] = {}  # output name -> its last reference expression (see _sync_reference_rows)
-        self.timer = QTimer(self)
-        self.timer.setSingleShot(True)
-        self.timer.setInterval(CHECK_DELAY_MS)
-        self.timer.timeout.connect(self.check_now)
+        self.timer = single_shot(self, CHECK_DELAY_MS, self.check_now)
         self._build()
         for button in self.findChildren(QPushButton):  # Enter presses a focused button, as Space does
             button.setAutoDefault(True)

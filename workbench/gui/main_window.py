@@ -48,6 +48,7 @@ from workbench.gui.slots_panel import SlotsPanel
 from workbench.gui.source_view import SourceView
 from workbench.gui.text import plain_tip, window_message
 from workbench.gui.window_runs import SESSION_ACTIONS, WindowRuns, _path_forms
+from workbench.gui.timers import single_shot
 
 _log = logging.getLogger(__name__)
 
@@ -167,10 +168,7 @@ class MainWindow(WindowRuns):
         self.toolbar.kernel_changed.connect(self._on_kernel_changed)
         # a quarter second after the last change: typed into the problem field, "n=4" then "n=40"
         # then "n=409" turned the note on and off with every key
-        self._next_start_timer = QTimer(self)
-        self._next_start_timer.setSingleShot(True)
-        self._next_start_timer.setInterval(250)
-        self._next_start_timer.timeout.connect(self._update_next_start)
+        self._next_start_timer = single_shot(self, 250, self._update_next_start)
         self.toolbar.choices_changed.connect(self._next_start_timer.start)
         layout_note = self._restore_settings()
         self.zoom.fit_to_screen()

@@ -49,6 +49,7 @@ from workbench.core.domain.portability import (
 from workbench.gui.model import SessionModel
 from workbench.gui.text import WARNING_TEXT, config_text, plain_tip, window_message
 from workbench.gui.clipped_cells import elide_cut_cells
+from workbench.gui.timers import single_shot
 
 WARN = WARNING_TEXT
 
@@ -177,10 +178,7 @@ class PortabilityView(QWidget):
         model.session_changed.connect(self._mark_dirty)
         # a slider dragged, a run's trials: at most one report per REFRESH_MS while they come (one
         # per step of a drag froze the window for the report's time at every step)
-        self._soon = QTimer(self)
-        self._soon.setSingleShot(True)
-        self._soon.setInterval(REFRESH_MS)
-        self._soon.timeout.connect(self.refresh_if_dirty)
+        self._soon = single_shot(self, REFRESH_MS, self.refresh_if_dirty)
         model.objective_changed.connect(self._mark_dirty_soon)
         model.session_grew.connect(self._mark_dirty_soon)  # every size, not only the one shown
 

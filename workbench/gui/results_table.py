@@ -33,6 +33,7 @@ from workbench.core.domain.figures import fmt
 from workbench.gui.text import MUTED_TEXT, WARNING_TEXT, metric_label, plain_tip, score_text
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.clipped_cells import elide_cut_cells
+from workbench.gui.timers import single_shot
 
 SORT_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Metric columns after latency / score / feasibility / noise, in this order (those some trial reports).
@@ -451,10 +452,7 @@ class TrialFilterProxy(QAbstractProxyModel):
         self._place_of: dict[int, int] | None = {}  # and back: each shown source row's place (None: to rebuild)
         # the column (by key: a column inserted before it moves it) and order last asked for
         self._sort: tuple[str, Qt.SortOrder] | None = None
-        self._resort = QTimer(self)
-        self._resort.setSingleShot(True)
-        self._resort.setInterval(self.RESORT_DELAY_MS)
-        self._resort.timeout.connect(self.refilter)
+        self._resort = single_shot(self, self.RESORT_DELAY_MS, self.refilter)
         self._laid_out_by: Any = None  # the ranking the rows were last ordered and filtered by
         self.setSourceModel(source)
         source.modelAboutToBeReset.connect(self.beginResetModel)

@@ -21,7 +21,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QRectF, Qt, QTimer
+from PySide6.QtCore import QEvent, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
@@ -42,6 +42,7 @@ from workbench.core.domain.space import Config
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.plot_axes import CategoryAxis, ReadableAxis, set_left_title
 from workbench.gui.text import plain_tip
+from workbench.gui.timers import single_shot
 
 #: Colour-blind-safe palette (Okabe-Ito), one colour per winning config, cycled.
 PALETTE = ((0, 114, 178), (230, 159, 0), (0, 158, 115), (204, 121, 167), (86, 180, 233), (213, 94, 0),
@@ -216,10 +217,7 @@ class SizeView(QWidget):
         layout.addWidget(split, 1)
         self._fit_to_font()
 
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(REFRESH_DELAY_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._timer = single_shot(self, REFRESH_DELAY_MS, self.refresh)
         model.session_changed.connect(self.refresh)
         model.session_grew.connect(self.schedule_refresh)  # every size, not only the one shown
         model.objective_changed.connect(self.schedule_refresh)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QPushButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
@@ -20,6 +20,7 @@ from workbench.core.domain.narrowing import narrowings, split_narrowings
 from workbench.core.domain.space import GROUPS, SearchSpace, Slot
 from workbench.gui.background import Background
 from workbench.gui.text import WARNING_TEXT, plain_tip
+from workbench.gui.timers import single_shot
 
 ROLE_SLOT = Qt.ItemDataRole.UserRole + 1
 ROLE_VALUE = Qt.ItemDataRole.UserRole + 2
@@ -68,10 +69,7 @@ class SlotsPanel(QWidget):
         self.error_label = QLabel("")
         self.error_label.setWordWrap(True)
         self.error_label.setStyleSheet(f"color: {WARNING_TEXT}")
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(250)
-        self._timer.timeout.connect(self.apply)
+        self._timer = single_shot(self, 250, self.apply)
         self._counting = Background()  # no parent: see Background
         self._counting.done.connect(self._on_counted)
         add_row = QHBoxLayout()

@@ -10,11 +10,12 @@ bar's normal area instead, which elides and carries the whole text as its tool t
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QStatusTipEvent
 from PySide6.QtWidgets import QMainWindow, QStatusBar, QWidget
 
 from workbench.gui.elided_label import ElidedLabel
+from workbench.gui.timers import single_shot
 
 
 class MessageStatusBar(QStatusBar):
@@ -24,9 +25,7 @@ class MessageStatusBar(QStatusBar):
         self.message_label = ElidedLabel("")
         self.message_label.setVisible(False)
         self.insertWidget(0, self.message_label, 1)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.timeout.connect(self.clearMessage)
+        self._timer = single_shot(self, None, self.clearMessage)
 
     def showMessage(self, text: str, timeout: int | None = 0) -> None:  # QStatusBar's name
         """Show ``text`` for ``timeout`` ms (0: until the next message or :meth:`clearMessage`)."""
