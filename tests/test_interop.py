@@ -1436,3 +1436,19 @@ def test_a_parameter_mixing_integers_and_floats_keeps_kernel_tuners_keys_through
     (tmp_path / "odd.json").write_text(json.dumps(raw))
     assert cli("export", tmp_path / "odd.json", "--format", "kt-cache", "--out", tmp_path / "odd.kt").returncode == 0
     assert json.loads((tmp_path / "odd.kt").read_text())["tune_params"]["alpha"] == [0.5, 2.0]
+
+
+def test_a_recorded_problem_size_is_written_back_only_where_it_is_the_sessions_problem(tmp_path: Path) -> None:
+    """An export as a cache wrote the file's own ``extra.kernel_tuner.problem_size`` unchecked: a
+    text with control characters, or any structure, went into the cache (which import-kt then
+    refused), in place of the problem the trials ran at."""
+    source = write(tmp_path, synthetic(True))
+    session = import_kt_cache(source)
+    assert session.problem == {"problem_size_x": 1024, "problem_size_y": 512}
+    export_kt_cache(session, tmp_path / "back.json")
+    assert json.loads((tmp_path / "back.json").read_text())["problem_size"] == [1024, 512]  # as recorded
+    for forged in ("not a size \x1b[2J", {"evil": [1e308]}, [[1024], 512], [1024, 4096]):
+        session.extra["kernel_tuner"]["problem_size"] = forged
+        export_kt_cache(session, tmp_path / "back.json")
+        assert json.loads((tmp_path / "back.json").read_text())["problem_size"] == [1024, 512], forged
+        import_kt_cache(tmp_path / "back.json")  # (and it reads back)

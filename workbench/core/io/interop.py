@@ -314,6 +314,17 @@ def _plain_value(value: Any) -> Value | None:
     return None
 
 
+def _same_problem(problem_size: Any, problem: Mapping[str, Any]) -> bool:
+    """Whether Kernel Tuner's ``problem_size`` is ``problem`` as an import reads it (shallow: a
+    nested or odd value, which no import makes, is not)."""
+    if isinstance(problem_size, (list, tuple)):
+        if len(problem_size) > 3 or any(_plain_value(v) is None for v in problem_size):
+            return False
+    elif _plain_value(problem_size) is None:
+        return False
+    return _problem(problem_size) == dict(problem)
+
+
 def _problem(problem_size: Any) -> dict[str, Value]:
     """``4096`` -> ``{"problem_size": 4096}``; ``[4096, 2048]`` -> ``problem_size_x`` / ``_y``."""
     if problem_size is None:
@@ -1040,8 +1051,11 @@ def _problem_size(session: Session, problem: Mapping[str, Any]) -> tuple[Any, li
     imported from a cache; and the problem parameters it leaves out (a cache has no other place
     for them: a tolerance, a fraction), for the export's notes."""
     kt = session.extra.get("kernel_tuner") if isinstance(session.extra, dict) else None
-    if isinstance(kt, dict) and kt.get("problem_size") is not None:
-        return kt["problem_size"], []
+    recorded = kt.get("problem_size") if isinstance(kt, dict) else None
+    # the recorded spelling (a list, a text) only where it is the problem the trials ran at: a
+    # file's own copy of it, read unchecked, put any text or structure into the cache written
+    if recorded is not None and _same_problem(recorded, problem):
+        return recorded, []
     if "problem_size" in problem:
         return problem["problem_size"], [k for k in problem if k != "problem_size"]
     named = [k for k in ("problem_size_x", "problem_size_y", "problem_size_z") if k in problem]
