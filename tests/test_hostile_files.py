@@ -1039,3 +1039,22 @@ def test_show_json_writes_a_non_finite_detail_as_null_not_an_invalid_literal(lit
     document = json.loads(shown.stdout, parse_constant=refuse)
     details = next(t for t in document["trial_list"] if t.get("details"))["details"]
     assert details == {"error": {"max_abs": None}, "ok": [1.0, None]}
+
+
+def test_a_trials_own_device_name_is_taken_only_as_a_device_name_could_be(cli, tmp_path: Path) -> None:
+    """A trial's ``details.device`` went raw into export's summary line (escape sequences that
+    retitle the terminal, a forged line) and, at megabytes, into the header's macro names."""
+    source = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--executor", "inline", "--quiet", "--out", source).returncode == 0
+    doc = json.loads(source.read_text())
+    for i, trial in enumerate(doc["trials"]):
+        trial.setdefault("details", {})["device"] = ("GPU\u202e\n#define evil 1\x1b]0;PWNED\x07" if i % 2
+                                                     else "D" * 100_000)
+    forged = tmp_path / "forged.json"
+    forged.write_text(json.dumps(doc))
+    done = cli("export", forged, "--format", "header", "--out", tmp_path / "f.h")
+    assert done.returncode == 0, done.stderr
+    assert "\x1b" not in done.stdout + done.stderr and done.stdout.count("\n") == 1
+    header = (tmp_path / "f.h").read_text()
+    assert "PWNED" not in header and "D" * 300 not in header and len(header) < 20_000

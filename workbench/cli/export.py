@@ -123,7 +123,7 @@ def cmd_export(args: argparse.Namespace) -> int:
             holders = [str(path) for session, path in zip(sessions, args.sessions)
                        if any(t is c.trial for c in pending for t in session.trials)]
             refine = "; ".join(f"tune --resume --out {shlex.quote(path)} --refine-only" for path in holders)
-            print(f"warning: the exported config's resource figures on {', '.join(c.device for c in pending)} were "
+            print(f"warning: the exported config's resource figures on {printable(', '.join(c.device for c in pending))} were "
                   f"estimated while its compile was pending, and refining can change the pick: "
                   f"{refine or 'refine the session (tune --resume --out SESSION --refine-only)'}, then export again",
                   file=sys.stderr)
@@ -132,9 +132,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             print(f"note: {printable(said)}", file=sys.stderr)
     if to_stdout:  # the text alone on stdout, so a pipe or a redirect gets a clean file
         sys.stdout.write(text)
-        print(summary + " -> standard output", file=sys.stderr)
+        print(printable(summary) + " -> standard output", file=sys.stderr)
     else:
-        print(f"{summary} -> {printable(str(args.out))}")
+        print(f"{printable(summary)} -> {printable(str(args.out))}")
         for backup in kept:
             print(f"kept the file that was there as {printable(str(backup))} (an export edited since it was written, or "
                   "one of an earlier version)" if is_export_file(backup) else f"kept the file that was there as {printable(str(backup))}")
@@ -171,7 +171,7 @@ def _export_trials(args: argparse.Namespace) -> int:
     summary = f"{session.kernel}: exported {args.format} ({what}{timings_said(provenance(session.device))})"
     if args.out == STDOUT:
         sys.stdout.write(text)
-        print(summary + " -> standard output", file=sys.stderr)
+        print(printable(summary) + " -> standard output", file=sys.stderr)
         for note in notes:  # what the file cannot carry
             print(f"note: {printable(note)}", file=sys.stderr)
         return 0
@@ -181,7 +181,7 @@ def _export_trials(args: argparse.Namespace) -> int:
         atomic_write(out, lambda f: f.write(text))
     except OSError as exc:
         raise write_error(f"--out {out}: cannot write ({exc.strerror or exc})", exc) from None
-    print(f"{summary} -> {printable(str(out))}")
+    print(f"{printable(summary)} -> {printable(str(out))}")
     if backup is not None:
         print(f"kept the file that was there as {printable(str(backup))}")
     for note in notes:  # what the file cannot carry

@@ -32,7 +32,7 @@ from workbench.core.errors import WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.records import Provenance, least_measured, provenance, provenance_tag
-from workbench.core.domain.session import Session, problem_key
+from workbench.core.domain.session import MAX_NAME_CHARS, Session, problem_key
 from workbench.core.domain.sizes import shared_size_hint
 from workbench.core.domain.space import Config, RecordedSpace
 
@@ -214,9 +214,12 @@ def max_min_pick(fractions: Sequence[Mapping[str, float]], order: Sequence[str])
 
 
 def device_of(session: Session, trial: Trial) -> str:
-    """The device a trial ran on: the worker's own report, else the session's device."""
+    """The device a trial ran on: the worker's own report, else the session's device. A report
+    no device name could be (a control character, more than a name's 200 characters: a file's
+    own text, which went raw to the terminal and into megabyte-long macro names of an export)
+    is not taken."""
     named = trial.measurement.details.get("device") if trial.measurement.details else None
-    if isinstance(named, str) and named:
+    if isinstance(named, str) and named and named.isprintable() and len(named) <= MAX_NAME_CHARS:
         return named
     return str(session.device.get("name") or "unknown device")
 
