@@ -1452,3 +1452,20 @@ def test_a_recorded_problem_size_is_written_back_only_where_it_is_the_sessions_p
         export_kt_cache(session, tmp_path / "back.json")
         assert json.loads((tmp_path / "back.json").read_text())["problem_size"] == [1024, 512], forged
         import_kt_cache(tmp_path / "back.json")  # (and it reads back)
+
+
+def test_two_metrics_of_one_cache_field_are_not_written_over_each_other(tmp_path: Path) -> None:
+    """``gflops`` is written as Kernel Tuner's ``GFLOP/s``, and a session's own record of a field
+    named so may claim it for another metric too: the second value overwrote the first in every
+    record, and no note said a metric was left out."""
+    session = import_kt_cache(write(tmp_path, synthetic(True)))
+    for trial in session.trials:
+        if trial.ok:
+            trial.measurement.metrics["gflop_s"] = 7.0
+    session.extra["kernel_tuner"]["metric_fields"] = {"gflop_s": "GFLOP/s"}
+    notes: list[str] = []
+    export_kt_cache(session, tmp_path / "back.json", notes)
+    records = [r for r in json.loads((tmp_path / "back.json").read_text())["cache"].values() if "GFLOP/s" in r]
+    assert records and all(r["GFLOP/s"] != 7.0 for r in records)  # gflops's own values, written first
+    assert any("metric 'gflop_s' is not in the file: its name is the field of the metric 'gflops'" in n
+               for n in notes), notes

@@ -1118,6 +1118,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     written: dict[str, Trial] = {}
     # a metric named like a slot or a record field has no field of its own: left out, and said
     unwritable = set(names) | _RECORD_FIELDS
+    field_owner: dict[str, str] = {}  # a record field -> the metric written there (the first to claim it)
     left_out: dict[str, str] = {}
     for trial in session.trials:
         if not all(n in trial.config for n in names):
@@ -1171,6 +1172,10 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
                     # only timing it makes a metric; a benchmark's own benchmark_s is a metric to keep)
                 if kt_name in unwritable:
                     left_out[ours] = "a slot's" if kt_name in names else "a Kernel Tuner record field's"
+                    continue
+                owner = field_owner.setdefault(kt_name, ours)
+                if owner != ours:  # (two metrics written under one field: the second overwrote the first)
+                    left_out[ours] = f"the field of the metric {owner!r}"
                     continue
                 if math.isfinite(float(value)):
                     record[kt_name] = float(value)
