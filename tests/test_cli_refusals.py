@@ -855,6 +855,14 @@ def test_an_autosave_continued_into_a_file_of_ones_own_is_no_longer_offered(cli,
     assert done.returncode == 0, done.stderr
     assert f"note: removed the autosave {left.name}: its trials are in {mine} now" in done.stderr
     assert list(autosave.iterdir()) == [] and len(load_session(mine).trials) == 6
+    # continued through a link of the person's to an autosave: neither the link nor the autosave
+    # is removed (the link was, as "the autosave", and the autosave stayed to be offered again)
+    shutil.copy(made, left)
+    link = tmp_path / "link.json"
+    link.symlink_to(left)
+    done = cli("tune", "--resume", link, "--out", tmp_path / "other.json", "--budget", "1", env=env)
+    assert done.returncode == 0 and "removed the autosave" not in done.stderr, done.stderr
+    assert link.is_symlink() and left.exists()
 
 def test_tune_help_lists_every_strategy_and_marks_the_default(cli) -> None:
     """It said "the benchmarked default", naming neither it nor the others; only a wrong name listed them."""

@@ -330,12 +330,16 @@ def _autosave_continued_elsewhere(args: argparse.Namespace, output: Path | None)
     window's own recovery removes it: left, it was offered again as an unfinished run by every
     later window. None for any other run."""
     from workbench.core.fs import fixed_path
-    from workbench.runner.autosave import in_autosave_folder
+    from workbench.runner.autosave import autosave_dir
 
     if not isinstance(args.resume, str) or output is None:
         return None
     source = fixed_path(args.resume)  # (a journal named stands for its session: see _continued_by_journal)
-    return source if source != output and in_autosave_folder(source) else None
+    # a file of the autosave folder itself, not a link to one elsewhere: removing "the autosave"
+    # removed the person's link and left the autosave, offered again
+    if source == output or source.is_symlink() or source.parent != fixed_path(autosave_dir() / source.name).parent:
+        return None
+    return source
 
 
 def _as_given(output: Path | None, given: Any) -> Path | None:
