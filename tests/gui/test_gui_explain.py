@@ -1747,3 +1747,22 @@ def test_a_limit_dragged_where_a_step_is_finer_than_the_box_shows_is_the_boxs_nu
     limit had eleven decimals and the box, which writes ten, showed another number."""
     limit = dragged_limit(1.03e-9, 1e-12)
     assert limit == 1e-9 and limit_text(limit) == "0.000000001"
+
+
+def test_a_recordings_own_bandwidth_figure_is_said_to_be_its_own_and_above_the_peak_so(tmp_path):
+    """A Kernel Tuner recording's GB/s is its benchmark's count of bytes: the panel said "119% of
+    the GPU's peak bandwidth ..., counting the bytes the operation must move", a figure no GPU
+    reaches, stated as the workbench's own fact."""
+    from workbench.core.domain.measurement import Measurement
+    from workbench.gui.explain import breakdown
+
+    session = _kt_recording(tmp_path)
+    trial = dataclasses.replace(session.trials[0], measurement=Measurement(
+        session.trials[0].measurement.status, {"latency_ms": 1.0, "throughput_gbs": 532.0}))
+    device = {**session.device, "peak_bandwidth_gbs": 448.0}
+    (said,) = [fact for fact in breakdown(trial, device).facts if "peak bandwidth" in fact]
+    assert said.startswith("119% of the GPU's peak bandwidth (532 of 448 GB/s, the recording's own figure; above "
+                           "the peak, so the bytes counted are not all memory traffic"), said
+    measured = {"name": "GPU X", "simulated": False, "peak_bandwidth_gbs": 1064.0}
+    (said,) = [fact for fact in breakdown(trial, measured).facts if "peak bandwidth" in fact]
+    assert said == "50% of the GPU's peak bandwidth (532 of 1064 GB/s, counting the bytes the operation must move)"
