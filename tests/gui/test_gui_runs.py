@@ -550,6 +550,9 @@ def test_a_sweep_recording_replays_the_size_typed_in_the_problem_field(window, q
     toolbar = window.toolbar
     toolbar.backend.setCurrentIndex(toolbar.backend.findData("replay"))
     toolbar.replay.setText(str(recording))
+    # not read yet: what it holds is not known (it said "a recording of several" of every recording
+    # still being read, a large one of one size included)
+    assert toolbar.problem.placeholderText() == "size to replay, if the recording holds several"
     toolbar.budget.setValue(2)
     toolbar.start.click()  # no size: refused, naming the field that takes one
     message = window.statusBar().currentMessage()

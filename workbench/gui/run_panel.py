@@ -354,8 +354,8 @@ class RunToolbar(QToolBar):
                 self.problem.setPlaceholderText("(the recording's one size)")
                 self.problem.setToolTip(f"this recording holds one size{': ' + labels[0] if labels[0] else ''}; "
                                         "leave the field empty")
-            else:
-                self.problem.setPlaceholderText("size to replay (a recording of several)")
+            else:  # (its sizes not read yet, or no file there: what it holds is not known)
+                self.problem.setPlaceholderText("size to replay, if the recording holds several")
                 self.problem.setToolTip("for a recording of several sizes: the size to replay, as NAME=VALUE "
                                         "(empty for a recording of one size)")
         elif self._problem_hint is not None:  # the shown kernel's parameters in force, from the window
