@@ -1113,9 +1113,9 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
     Returns ``(None, why)`` when nothing is worth re-measuring (the lock is not kept then).
     ``held``: as for :func:`prepare_run`.
     """
-    out = fixed_path(path)
+    out = fixed_path(path)  # (the lock's messages name the file as given: it fixes its own path)
     if session is None:
-        lock, session = _open_locked(out, "--remeasure-aborted", held)
+        lock, session = _open_locked(Path(path), "--remeasure-aborted", held)
     else:
         taken = _take_output(out, session, held)
         assert taken is not None  # (a path was given)
@@ -1173,7 +1173,7 @@ def refine_pending(path: str | os.PathLike[str],
 
     Returns ``(None, why)`` when no trial waits for its compile (the lock is not kept then)."""
     out = fixed_path(path)
-    lock, session = _open_locked(out, "--refine-only")
+    lock, session = _open_locked(Path(path), "--refine-only")
     try:
         groups: dict[str, tuple[dict[str, Any], int]] = {}
         for key, trials in trials_by_problem(session).items():
