@@ -695,7 +695,7 @@ def test_a_replay_of_a_sweep_replays_the_size_it_is_told(cli, tmp_path: Path) ->
     (before: each config replayed whichever size it was recorded at last, under the template's
     default problem, which nobody measured)."""
     out = tmp_path / "sweep.json"
-    sweep(out, sizes={"n": [4096, 1 << 16]})
+    sweep(out, sizes={"n": [1 << 16, 4096]})  # (measured largest first: listed smallest first, as show lists them)
     recorded = {(t.config.id, t.problem["n"]): t.metric("latency_ms") for t in load_session(out).trials}
     mixed = cli("tune", "--replay", str(out), "--budget", "3", "--out", str(tmp_path / "r.json"), "--quiet")
     assert mixed.returncode == 2 and not (tmp_path / "r.json").exists()

@@ -151,7 +151,13 @@ def recording_sizes(recording: Any) -> tuple[list[str], str]:
 
     problems = [dict(recording.problem_of(trials[0])) for trials in trials_by_problem(recording).values()]
     names = size_parameters(problems)
-    labels = [size_label(p, names) for p in problems]
+
+    def smallest_first(problem: Mapping[str, Any]) -> tuple[tuple[int, Any], ...]:
+        # (as show lists a sweep's sizes: in the order measured, a size added later came last)
+        return tuple((0, float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
+                     for v in (problem.get(name) for name in names))
+
+    labels = [size_label(p, names) for p in sorted(problems, key=smallest_first)]
     return labels, "; " if any(", " in label for label in labels) else ", "
 
 
