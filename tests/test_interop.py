@@ -1447,6 +1447,9 @@ def test_a_recorded_problem_size_is_written_back_only_where_it_is_the_sessions_p
     assert session.problem == {"problem_size_x": 1024, "problem_size_y": 512}
     export_kt_cache(session, tmp_path / "back.json")
     assert json.loads((tmp_path / "back.json").read_text())["problem_size"] == [1024, 512]  # as recorded
+    four = write(tmp_path, {**synthetic(True), "problem_size": [4096, 0.5, 2, 8]}, "four.json")  # as imported
+    export_kt_cache(import_kt_cache(four), tmp_path / "four_back.json")
+    assert json.loads((tmp_path / "four_back.json").read_text())["problem_size"] == [4096, 0.5, 2, 8]
     for forged in ("not a size \x1b[2J", {"evil": [1e308]}, [[1024], 512], [1024, 4096]):
         session.extra["kernel_tuner"]["problem_size"] = forged
         export_kt_cache(session, tmp_path / "back.json")

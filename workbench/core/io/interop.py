@@ -318,7 +318,7 @@ def _same_problem(problem_size: Any, problem: Mapping[str, Any]) -> bool:
     """Whether Kernel Tuner's ``problem_size`` is ``problem`` as an import reads it (shallow: a
     nested or odd value, which no import makes, is not)."""
     if isinstance(problem_size, (list, tuple)):
-        if len(problem_size) > 3 or any(_plain_value(v) is None for v in problem_size):
+        if any(_plain_value(v) is None for v in problem_size):
             return False
     elif _plain_value(problem_size) is None:
         return False
