@@ -1043,7 +1043,8 @@ def test_show_json_writes_a_non_finite_detail_as_null_not_an_invalid_literal(lit
 
 def test_a_trials_own_device_name_is_taken_only_as_a_device_name_could_be(cli, tmp_path: Path) -> None:
     """A trial's ``details.device`` went raw into export's summary line (escape sequences that
-    retitle the terminal, a forged line) and, at megabytes, into the header's macro names."""
+    retitle the terminal, a forged line) and, at megabytes, into the header's macro names. It is
+    shown escaped and cut, still a device of its own."""
     source = tmp_path / "s.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
                "--executor", "inline", "--quiet", "--out", source).returncode == 0
@@ -1056,5 +1057,8 @@ def test_a_trials_own_device_name_is_taken_only_as_a_device_name_could_be(cli, t
     done = cli("export", forged, "--format", "header", "--out", tmp_path / "f.h")
     assert done.returncode == 0, done.stderr
     assert "\x1b" not in done.stdout + done.stderr and done.stdout.count("\n") == 1
+    assert "\\x1b]0;PWNED" in done.stdout and "D" * 190 + "…" in done.stdout  # two devices, each shown
     header = (tmp_path / "f.h").read_text()
-    assert "PWNED" not in header and "D" * 300 not in header and len(header) < 20_000
+    assert "\x1b" not in header and "\u202e" not in header and not any(
+        line.startswith("#define evil") for line in header.splitlines())
+    assert "D" * 300 not in header and len(header) < 20_000

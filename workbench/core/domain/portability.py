@@ -24,11 +24,12 @@ Pure functions of sessions and an objective: no Qt, no backends (predictors come
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
-from workbench.core.errors import WorkbenchError, counted, quoted
+from workbench.core.errors import WorkbenchError, counted, printable, quoted
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.records import Provenance, least_measured, provenance, provenance_tag
@@ -215,13 +216,19 @@ def max_min_pick(fractions: Sequence[Mapping[str, float]], order: Sequence[str])
 
 def device_of(session: Session, trial: Trial) -> str:
     """The device a trial ran on: the worker's own report, else the session's device. A report
-    no device name could be (a control character, more than a name's 200 characters: a file's
-    own text, which went raw to the terminal and into megabyte-long macro names of an export)
-    is not taken."""
+    no device name could be is shown as one: its control characters escaped and past a name's
+    200 characters cut, with a digest of the whole kept, so two reports stay two devices (a
+    file's own text went raw to the terminal and into megabyte-long macro names of an export)."""
     named = trial.measurement.details.get("device") if trial.measurement.details else None
-    if isinstance(named, str) and named and named.isprintable() and len(named) <= MAX_NAME_CHARS:
+    if not isinstance(named, str) or not named:
+        return str(session.device.get("name") or "unknown device")
+    if named.isprintable() and len(named) <= MAX_NAME_CHARS:
         return named
-    return str(session.device.get("name") or "unknown device")
+    shown = printable(named)
+    if len(shown) <= MAX_NAME_CHARS:
+        return shown
+    digest = hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{shown[:MAX_NAME_CHARS - 10]}…{digest}"
 
 
 def trials_at_problem(session: Session, at: Mapping[str, Any] | None = None) -> list[Trial]:
