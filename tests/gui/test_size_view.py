@@ -541,6 +541,28 @@ def test_cells_no_measurement_can_fill_are_not_counted_as_missing(window, tmp_pa
     assert texts[2] == "0%" and texts[5] == "?"
 
 
+def test_grid_sizes_with_nothing_feasible_are_told_apart_in_the_status(window, tmp_path):
+    """A size of a grid is "rows=2, cols=1": listed with commas (or the status line's own
+    semicolons) the sizes read as one list of parameters, or as parts of the line."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("block", (32, 64))])
+    session = Session(kernel="k", kind="recording", space=space, device={"name": "GPU X"},
+                      problem={"rows": 1, "cols": 1})
+    for rows, cols in ((1, 1), (1, 2), (2, 1), (2, 2)):
+        m = Measurement(Status.OK, {"latency_ms": 1.0}) if (rows, cols) == (1, 1) else \
+            Measurement.failure(Status.RUNTIME_ERROR, "x")
+        session.add(Trial(len(session.trials), space.config({"block": 32}), m, problem={"rows": rows, "cols": cols}))
+    save_session(session, tmp_path / "s.json")
+    window.open_session(str(tmp_path / "s.json"))
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert "; (rows=1, cols=2), (rows=2, cols=1), (rows=2, cols=2): nothing feasible; " in view.status.text(), \
+        view.status.text()
+
 def test_start_on_a_reopened_sweep_says_the_charts_show_one_size() -> None:
     """It said "the charts show them all" of a sweep, whose charts show the trials of one size."""
     from workbench.gui.window_runs import _continued_note

@@ -311,8 +311,9 @@ class SizeView(QWidget):
             # a poor config: named, as show names them
             empty = [row.label for row in self.rows if row.best_config is None]
             if empty:
-                # ("; " between them: a size of a grid is itself "rows=65536, cols=256")
-                shown = "; ".join(empty[:3]) + (f" and {len(empty) - 3} more" if len(empty) > 3 else "")
+                # (a size of a grid, itself "rows=65536, cols=256", in brackets of its own)
+                named = [f"({label})" if ", " in label else label for label in empty]
+                shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
                 note += f" ({shown}: nothing feasible, left out)" if note else f"; {shown}: nothing feasible"
             # a stopped sweep's sizes are not all it planned (Start on the session continues it)
             rest = f"; {unfinished}" if unfinished else ""
