@@ -110,9 +110,9 @@ def breakdown(trial: Trial, device: Mapping[str, Any]) -> Breakdown:
         # a recording's GB/s is its own benchmark's count of bytes, not this workbench's; above
         # the peak (a recording's 532 of 448 GB/s) the figure is not all DRAM traffic, said so
         recorded = provenance(device_info(device)) in ("recorded", "replayed")
-        counted = "the recording's own figure" if recorded else "counting the bytes the operation must move"
-        over = ("; above the peak, so the bytes counted are not all memory traffic (caches, or the figure's own "
-                "count)" if bandwidth > 1 else "")
+        counted = "the recording's figure" if recorded else "counting the bytes the operation must move"
+        over = "" if bandwidth <= 1 else ("; above the peak, so it counts more than memory traffic" if recorded
+                                          else "; above the peak: caches served part of those bytes")
         facts.append(f"{bandwidth:.0%} of the GPU's peak bandwidth ({metrics['throughput_gbs']:.0f} of "
                      f"{float(device['peak_bandwidth_gbs']):.0f} GB/s, {counted}{over})")
     if math.isfinite(flops) and metrics.get("gflops"):
