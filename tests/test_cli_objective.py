@@ -843,3 +843,19 @@ def test_a_metric_nothing_reports_is_refused_naming_the_flags_that_asked_for_it(
     continued = cli("tune", "--resume", out, "--budget", "1", "--min-quality", "0.5")
     assert continued.returncode == 2 and f"error: {out}: the session's objective names metric 'qualty'" in \
         continued.stderr, continued.stderr
+
+
+def test_a_continued_python_benchmark_checks_metric_names_against_what_its_trials_report(cli, tmp_path: Path) -> None:
+    """A python benchmark declares no metrics, but a continued session's trials report what its
+    (unchanged) code returns: a misspelt constraint was taken with a "counts once trials report
+    it" warning, searched under (nothing feasible) and stored in the file, where show and export
+    refuse the same name; and a name the trials do report was warned about at every continuation."""
+    bench = Path(__file__).resolve().parent / "fixtures" / "trivial_bench.py"
+    out = tmp_path / "b.json"
+    assert cli("tune", bench, "--budget", "3", "--quiet", "--out", out).returncode == 0
+    before = out.read_bytes()
+    typo = cli("tune", bench, "--resume", out, "--budget", "2", "--quiet", "--constraint", "qualty>=0.5")
+    assert typo.returncode == 2 and "metric 'qualty': no trial reports it" in typo.stderr, typo.stderr
+    assert "did you mean 'quality'?" in typo.stderr and out.read_bytes() == before
+    done = cli("tune", bench, "--resume", out, "--budget", "2", "--quiet", "--constraint", "quality>=0.5")
+    assert done.returncode == 0 and "counts once trials report it" not in done.stderr, done.stderr

@@ -909,8 +909,14 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if objectives:
         session.strategy["objectives"] = list(objectives)
     named, available = _named_metrics(session, objectives), available_metrics(spec, target)
+    reported = {name for trial in session.trials if trial.ok for name in trial.measurement.metrics}
     if available is not None:  # a continued session's trials may report more than a declaration says
         available = available | {name for trial in session.trials for name in trial.measurement.metrics}
+    elif continued and reported:
+        # a backend that declares nothing ahead (a python benchmark, whose code a continued run
+        # must have unchanged) reports what its trials did: a misspelt name was taken, searched
+        # under and stored, where show and export refuse it, and every name was "not reported yet"
+        available = frozenset(reported)
     # a metric nothing reports is said before one without a direction: asking for a direction of
     # a typo led to a second refusal
     if continued and output is not None:  # a name the file brought, not the command line: said naming the file
