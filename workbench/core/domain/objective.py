@@ -46,6 +46,7 @@ from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direct
                                            not_a_metric_name, parse_direction)
 from workbench.core.domain.measurement import (
     LATENCY,
+    NON_NEGATIVE_METRICS,
     MEMORY,
     QUALITY,
     THROUGHPUT,
@@ -322,8 +323,9 @@ class Constraints:
                 raise WorkbenchError(f"constraint {bound.label}: {NOT_RANKABLE[bound.metric]}")
             if bound.op == "<=":
                 # every metric of the registry is an amount (a time, energy, size, count, rate or
-                # share); a metric it does not know may be negative (an error in dB, a margin)
-                if bound.metric in METRICS and bound.value < 0:
+                # share), as are the figures that describe a config (its DRAM traffic, threads); a
+                # metric it does not know may be negative (an error in dB, a margin)
+                if (bound.metric in METRICS or bound.metric in NON_NEGATIVE_METRICS) and bound.value < 0:
                     raise WorkbenchError(f"constraint {bound.label}: {bound.metric} cannot be negative")
                 if bound.metric in METRICS and METRICS[bound.metric].unit == "ms" and bound.value <= 0:
                     # as the named max latency: a kernel time (its median, a percentile) is positive
