@@ -536,6 +536,10 @@ def test_a_weight_on_a_metric_every_trial_reports_alike_is_said_to_rank_nothing(
     assert varied.constant == () and "ranks nothing" not in varied.explain(0)
     alone = rank(trials, weights=Weights({"memory_mb": 1.0}))  # the only weight: nothing beside it to say it of
     assert alone.constant == ()
+    # but the pick is then the tie-break's, the fastest: it said "lowest memory (134.2) among 2"
+    assert alone.explain(0) == ("fastest among 2 feasible configs: memory_mb is the same for every successful "
+                                "trial, so its weight ranks nothing and latency decides")
+    assert alone.explain(1).startswith("2nd fastest among 2 feasible configs: memory_mb is the same")
     # one successful trial, or every weighted metric alike: nothing ranks, and saying that one of
     # them "ranks nothing" would be said at the first trial of every run
     assert rank(trials[:1], weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5})).constant == ()

@@ -749,6 +749,9 @@ class Ranking:
     #: weight lifts every score towards 1 (said by :meth:`explain`, so a weight that moves every
     #: score and no ranking is not a puzzle)
     constant: tuple[str, ...] = ()
+    #: the weighted metrics when every one of them is alike for every successful trial: the scores
+    #: all tie, and the latency tie-break alone orders the configs (said so by :meth:`explain`)
+    all_alike: tuple[str, ...] = ()
 
     @property
     def n_ok(self) -> int:
@@ -950,6 +953,16 @@ class Ranking:
         n = self.feasible_configs()  # "among N feasible configs": a config measured twice is one
         position = self.rank_of(i) or 0
         single = list(self.weights) if len(self.weights) == 1 else None
+        if self.all_alike:
+            # ("lowest memory (201) among 60" of a memory every config shares: the tie-break decided)
+            alike = ", ".join(self.all_alike)
+            one = len(self.all_alike) == 1
+            placed = np.flatnonzero(self.order == i)  # (the scores all tie: the order is the tie-break's)
+            position = int(placed[0]) + 1 if placed.size else position
+            text = (f"{'fastest' if position == 1 else _ordinal(position) + ' fastest'} among "
+                    f"{counted(n, 'feasible config')}: {alike} {'is' if one else 'are'} the same for every successful "
+                    f"trial, so {'its weight ranks' if one else 'their weights rank'} nothing and latency decides")
+            return text + self._versus_default(i)
         if single:
             metric = single[0]
             noun = _NOUNS.get(metric, metric)
@@ -1106,6 +1119,7 @@ def rank(
         undirected=undirected,
         # said only beside a term that does rank: with every term alike there is nothing to rank
         constant=tuple(constant) if len(constant) < counted else (),
+        all_alike=tuple(constant) if constant and len(constant) == counted and LATENCY not in constant else (),
     )
 
 
