@@ -1149,7 +1149,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
         own = problem_key(session.problem)
         count = sum(len(configs) for _problem, configs in groups)
         _check_index_room(session, count, "re-measure them in a new session")  # each re-measure is a new trial
-        message = f"re-measuring {count} aborted candidates" + (f" at {len(groups)} sizes" if len(groups) > 1 else "")
+        message = f"re-measuring {counted(count, 'aborted candidate')}" + (f" at {len(groups)} sizes" if len(groups) > 1 else "")
 
         def run_at(problem: Mapping[str, Any], configs: Sequence[Config], held: SessionLock | None) -> Run:
             at_own = problem_key(problem) == own
