@@ -810,7 +810,8 @@ def test_cuda_export_of_a_template_from_a_folder_names_the_kernel_dir_to_give(se
     assert "none with the session's slots and problem parameters was found" in capsys.readouterr().err
     assert cli_main(["export", str(path), "--format", "json", "--out", str(tmp_path / "x.json")]) == 0
     doc = json.loads((tmp_path / "x.json").read_text())
-    assert "macros" not in doc and any("macros, launch and compile options are left out" in n for n in doc["notes"])
+    assert doc["macros"] is doc["launch"] is doc["compile_options"] is None  # (present: every export has the keys)
+    assert any("macros, launch and compile options are null" in n for n in doc["notes"])
     # another spec of the folder that does not load is not the export's business
     (folder / "broken.py").write_text("raise RuntimeError('half edited')\nTEMPLATE = None\n")
     assert cli_main(["export", str(path), "--format", "cuda", "--out", str(out), "--force",
@@ -1534,3 +1535,20 @@ def test_a_template_session_without_its_template_is_pointed_to_the_one_format_th
     with pytest.raises(WorkbenchError, match=r"; use --format json$"):
         export_text(plan, "header")
     assert json.loads(export_text(plan, "json"))["kernel"] == "toy"
+
+
+def test_the_json_export_has_the_same_keys_for_every_kind_of_session(sessions: dict[str, Session], tmp_path: Path) -> None:
+    """``launch``, ``macros`` and ``compile_options`` were left out of a recording's or a python
+    benchmark's export (a script reading them got a KeyError), and a device entry had them only
+    when there were several devices."""
+    from workbench.core.io.interop import import_kt_cache
+
+    cache = {"device_name": "GPU X", "kernel_name": "k", "problem_size": 64, "tune_params_keys": ["tile"],
+             "tune_params": {"tile": [4, 8]}, "cache": {"4": {"tile": 4, "time": 2.0}, "8": {"tile": 8, "time": 1.0}}}
+    (tmp_path / "k.json").write_text(json.dumps(cache))
+    docs = {name: json.loads(export_text(plan_export([session]), "json"))
+            for name, session in (("template", sessions["vector_add"]), ("recording", import_kt_cache(tmp_path / "k.json")))}
+    assert set(docs["template"]) == set(docs["recording"])
+    assert set(docs["template"]["devices"][0]) == set(docs["recording"]["devices"][0])
+    assert docs["recording"]["launch"] is docs["recording"]["macros"] is docs["recording"]["compile_options"] is None
+    assert docs["template"]["devices"][0]["launch"] == docs["template"]["launch"]

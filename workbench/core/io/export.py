@@ -1138,7 +1138,14 @@ def _json(plan: ExportPlan) -> str:
         "why": single.why,
         "devices": [_choice_dict(c, plan.device_provenance.get(c.device, plan.provenance)) for c in plan.choices],
         "notes": list(plan.notes),
+        # what a build of the template needs: null without a template (a recording, a python
+        # benchmark), so a script reads the same keys from every export (they were left out)
+        "macros": None,
+        "launch": None,
+        "compile_options": None,
     }
+    for entry in doc["devices"]:
+        entry.update(macros=None, launch=None)
     for choice in plan.choices:
         for note in (estimate_note(choice.trial), compiler_note(choice.trial), unchecked_quality_note(choice.trial)):
             if note:
@@ -1151,16 +1158,18 @@ def _json(plan: ExportPlan) -> str:
         opt_in = shared_memory_note(plan, single)
         if opt_in:
             doc["notes"].append(opt_in)
-        if len(plan.choices) > 1:  # each device's own config launches as it was measured, not as the portable one
-            for entry, choice in zip(doc["devices"], plan.choices):
-                entry["macros"] = slot_defines(plan, choice.trial.config) + problem_defines(plan)
-                entry["launch"] = launch_geometry(plan, choice.trial.config)
+        # each device's own config launches as it was measured, not as the portable one (one
+        # device's is the top level's: there too, so one loop over the devices reads every export)
+        for entry, choice in zip(doc["devices"], plan.choices):
+            entry["macros"] = slot_defines(plan, choice.trial.config) + problem_defines(plan)
+            entry["launch"] = launch_geometry(plan, choice.trial.config)
+            if len(plan.choices) > 1:
                 opt_in = shared_memory_note(plan, choice)
                 if opt_in:
                     doc["notes"].append(f"{choice.device}: {opt_in}")
     elif plan.kind == "template":
         doc["notes"].append(f"no kernel template named {plan.kernel!r} with the session's slots and problem "
-                            "parameters was found: macros, launch and compile options are left out")
+                            "parameters was found: macros, launch and compile options are null")
     return seal_json(doc, indent=2, allow_nan=False, default=_finite)
 
 
