@@ -859,3 +859,19 @@ def test_a_continued_python_benchmark_checks_metric_names_against_what_its_trial
     assert "did you mean 'quality'?" in typo.stderr and out.read_bytes() == before
     done = cli("tune", bench, "--resume", out, "--budget", "2", "--quiet", "--constraint", "quality>=0.5")
     assert done.returncode == 0 and "counts once trials report it" not in done.stderr, done.stderr
+
+
+def test_a_benchmarks_own_figure_named_like_a_simulator_amount_may_be_negative(cli, tmp_path: Path) -> None:
+    """A bound below 0 on the simulator's DRAM traffic is refused (nothing could meet it), but a
+    benchmark of one's own may report ``dram_mb`` as it likes (traffic saved against a baseline):
+    made a non-negative amount everywhere, such trials failed and such sessions no longer opened."""
+    bench = tmp_path / "delta.py"
+    bench.write_text("SPACE = {'x': list(range(6))}\n"
+                     "def measure(c):\n    return {'latency_ms': 1.0 + abs(c['x'] - 4), 'dram_mb': 2.0 - c['x']}\n")
+    out = tmp_path / "d.json"
+    done = cli("tune", bench, "--strategy", "grid", "--budget", "6", "--quiet", "--out", out)
+    assert done.returncode == 0 and "6 feasible; best 1 ms {'x': 4}" in done.stdout, done.stdout + done.stderr
+    assert cli("show", out).returncode == 0
+    refused = cli("tune", "sgemm", "--backend", "sim", "--budget", "2", "--resources", "estimated", "--quiet",
+                  "--out", tmp_path / "s.json", "--constraint", "dram_mb<=-1")
+    assert refused.returncode == 2 and "dram_mb cannot be negative" in refused.stderr

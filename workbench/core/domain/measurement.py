@@ -50,10 +50,7 @@ THROUGHPUT = "throughput_gbs"
 GFLOPS = "gflops"
 #: Metrics a record may never hold below zero: a negative value is a corrupt record.
 NON_NEGATIVE_METRICS = frozenset({"latency_ms", "memory_mb", "throughput_gbs", "gflops", "registers",
-                                   "smem_bytes", "spill_bytes", "occupancy",
-                                   # the amounts the simulator reports to describe a config
-                                   "threads_per_block", "onchip_kb_per_block", "onchip_kb_per_sm", "dram_mb",
-                                   "work_gflop"})
+                                   "smem_bytes", "spill_bytes", "occupancy"})
 
 #: Direction of each known metric: +1 when bigger is better, -1 when smaller is better (the
 #: registry in :mod:`workbench.core.domain.metrics`, by name).
