@@ -13,6 +13,7 @@ before anything at the output path is read or moved and held until the final sav
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import logging
 import os
@@ -27,7 +28,7 @@ from workbench.backends.replay import load_recording, reading_now
 from workbench.core.fs import fixed_path
 from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
-from workbench.core.domain.metrics import check_metrics, idle_directions
+from workbench.core.domain.metrics import METRICS, UnknownMetric, check_metrics, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints, settled_misses
 from workbench.core.domain.records import StrategyInfo, backend_options
 from workbench.core.io.output_files import (
@@ -909,14 +910,10 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     if objectives:
         session.strategy["objectives"] = list(objectives)
     named, available = _named_metrics(session, objectives), available_metrics(spec, target)
-    reported = {name for trial in session.trials if trial.ok for name in trial.measurement.metrics}
     if available is not None:  # a continued session's trials may report more than a declaration says
         available = available | {name for trial in session.trials for name in trial.measurement.metrics}
-    elif continued and reported:
-        # a backend that declares nothing ahead (a python benchmark, whose code a continued run
-        # must have unchanged) reports what its trials did: a misspelt name was taken, searched
-        # under and stored, where show and export refuse it, and every name was "not reported yet"
-        available = frozenset(reported)
+    elif continued:
+        _refuse_misspelt_metrics([m for m in named if m not in stored_named], session)
     # a metric nothing reports is said before one without a direction: asking for a direction of
     # a typo led to a second refusal
     if continued and output is not None:  # a name the file brought, not the command line: said naming the file
@@ -1256,6 +1253,21 @@ def _check_index_room(session: Session, budget: int | None,
         raise WorkbenchError(f"the session's trial indices reach {session.next_index() - 1:,}, which leaves room for "
                              f"{counted(max(room, 0), 'more trial')} of the 2**63 a session holds, not {wanted:,}; "
                              f"{instead}")
+
+
+def _refuse_misspelt_metrics(names: Iterable[str], session: Session) -> None:
+    """Refuse a metric the command line names for a continued session of a backend that declares
+    none ahead (a python benchmark) when no trial reports it and it is a near spelling of one they
+    do report: it was taken with a warning, searched under (nothing feasible) and stored. Any other
+    name stays possible: such a benchmark may report a figure for some configs only."""
+    reported = sorted({name for trial in session.trials if trial.ok for name in trial.measurement.metrics})
+    for name in names:
+        if name in reported or name in METRICS:
+            continue
+        close = difflib.get_close_matches(name, reported, n=1, cutoff=0.8)
+        if close:
+            raise UnknownMetric(f"metric {name!r}: no trial reports it (did you mean {close[0]!r}?); the session's "
+                                f"trials report {', '.join(reported)}", name, "metric")
 
 
 def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: Session | None) -> int | None:
