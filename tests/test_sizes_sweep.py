@@ -708,6 +708,11 @@ def test_a_replay_of_a_sweep_replays_the_size_it_is_told(cli, tmp_path: Path) ->
     absent = cli("tune", "--replay", str(grid), "--set", "n=77", "--budget", "3", "--out", str(tmp_path / "r.json"))
     assert ("has no trials at n=77; its sizes: n=4096, alpha=1.0; n=4096, alpha=3.0; n=65536, alpha=1.0; "
             "n=65536, alpha=3.0") in absent.stderr  # a size of two parameters is told apart from the next
+    swapped = tmp_path / "swapped.json"  # a plan that sweeps alpha first: listed so, as show lists it
+    sweep(swapped, budget=2, sizes={"alpha": [1.0, 3.0], "n": [4096, 1 << 16]})
+    absent = cli("tune", "--replay", str(swapped), "--set", "n=77", "--budget", "3", "--out", str(tmp_path / "r.json"))
+    assert ("its sizes: alpha=1.0, n=4096; alpha=1.0, n=65536; alpha=3.0, n=4096; alpha=3.0, n=65536"
+            in absent.stderr), absent.stderr
     one = cli("tune", "--replay", str(out), "--set", "n=65536", "--budget", "6", "--out", str(tmp_path / "r.json"),
               "--quiet")
     assert one.returncode == 0, one.stderr

@@ -146,11 +146,11 @@ def recording_sizes(recording: Any) -> tuple[list[str], str]:
     """The labels of the sizes ``recording`` was measured at (``n=4096``; a size of several
     parameters ``a=1, b=2``), and the separator that tells them apart (``"; "`` where a label has
     commas of its own)."""
-    from workbench.core.domain.size_analysis import size_label
+    from workbench.core.domain.size_analysis import in_plan_order, size_label
     from workbench.core.domain.sizes import size_parameters, trials_by_problem
 
     problems = [dict(recording.problem_of(trials[0])) for trials in trials_by_problem(recording).values()]
-    names = size_parameters(problems)
+    names = in_plan_order(recording, size_parameters(problems))  # (the sweep's own first, as show orders them)
 
     def smallest_first(problem: Mapping[str, Any]) -> tuple[tuple[int, Any], ...]:
         # (as show lists a sweep's sizes: in the order measured, a size added later came last)
