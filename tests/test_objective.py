@@ -540,6 +540,12 @@ def test_a_weight_on_a_metric_every_trial_reports_alike_is_said_to_rank_nothing(
     assert alone.explain(0) == ("fastest among 2 feasible configs: memory_mb is the same for every successful "
                                 "trial, so its weight ranks nothing and latency decides")
     assert alone.explain(1).startswith("2nd fastest among 2 feasible configs: memory_mb is the same")
+    # a config measured again is one config, at its own place: it read "4th fastest among 3"
+    again = [*trials, ok(2, latency_ms=1.5, memory_mb=134.2), ok(3, latency_ms=0.9, memory_mb=134.2)]
+    again[3] = Trial(3, again[0].config, again[3].measurement)
+    places = rank(again, weights=Weights({"memory_mb": 1.0}))
+    assert [places.explain(row).split(" among")[0] for row in range(4)] == \
+        ["fastest", "3rd fastest", "2nd fastest", "fastest"], [places.explain(row) for row in range(4)]
     # one successful trial, or every weighted metric alike: nothing ranks, and saying that one of
     # them "ranks nothing" would be said at the first trial of every run
     assert rank(trials[:1], weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5})).constant == ()

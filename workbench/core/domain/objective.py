@@ -957,8 +957,13 @@ class Ranking:
             # ("lowest memory (201) among 60" of a memory every config shares: the tie-break decided)
             alike = ", ".join(self.all_alike)
             one = len(self.all_alike) == 1
-            placed = np.flatnonzero(self.order == i)  # (the scores all tie: the order is the tie-break's)
-            position = int(placed[0]) + 1 if placed.size else position
+            # (the scores all tie: the place is the tie-break's, among configs, a config measured
+            # twice counted once, at its first place, as "among N feasible configs" counts it)
+            placed = np.flatnonzero(self.order == i)
+            if placed.size:
+                ids = self.table.ids
+                before = {ids[row] for row in self.order[: int(placed[0])]}
+                position = len(before - {ids[i]}) + 1
             text = (f"{'fastest' if position == 1 else _ordinal(position) + ' fastest'} among "
                     f"{counted(n, 'feasible config')}: {alike} {'is' if one else 'are'} the same for every successful "
                     f"trial, so {'its weight ranks' if one else 'their weights rank'} nothing and latency decides")
