@@ -42,7 +42,7 @@ import numpy as np
 
 from workbench.core.errors import WorkbenchError, counted, number_text
 from workbench.core.domain.figures import fmt
-from workbench.core.domain.metrics import (DESCRIPTIVE, METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
+from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
                                            not_a_metric_name, parse_direction)
 from workbench.core.domain.measurement import (
     LATENCY,
@@ -322,10 +322,10 @@ class Constraints:
                 raise WorkbenchError(f"constraint {bound.label}: {NOT_RANKABLE[bound.metric]}")
             if bound.op == "<=":
                 # every metric of the registry is an amount (a time, energy, size, count, rate or
-                # share), as are the figures the simulator reports to describe a config (its DRAM
-                # traffic, threads); a metric it does not know may be negative (an error in dB, a
-                # margin). (Bounds only: a benchmark of the person's may report such a name its own way.)
-                if (bound.metric in METRICS or bound.metric in DESCRIPTIVE) and bound.value < 0:
+                # share); a metric it does not know may be negative (an error in dB, a margin), and so
+                # may a benchmark's own figure named as one the simulator reports (``dram_mb`` saved
+                # against a baseline): refused, a session holding such a bound stopped opening
+                if bound.metric in METRICS and bound.value < 0:
                     raise WorkbenchError(f"constraint {bound.label}: {bound.metric} cannot be negative")
                 if bound.metric in METRICS and METRICS[bound.metric].unit == "ms" and bound.value <= 0:
                     # as the named max latency: a kernel time (its median, a percentile) is positive
