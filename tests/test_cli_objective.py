@@ -864,6 +864,10 @@ def test_a_continued_python_benchmark_checks_metric_names_against_what_its_trial
     other = cli("tune", bench, "--resume", out, "--budget", "1", "--quiet", "--weight", "error_db=1",
                 "--minimize", "error_db")
     assert other.returncode == 0 and "counts once trials report it" in other.stderr, other.stderr
+    # nor is a name like a reported one but no slip of the hand from it (quality_2 beside quality:
+    # another figure, which such a benchmark may report for some configs only)
+    near = cli("tune", bench, "--resume", out, "--budget", "1", "--quiet", "--constraint", "quality_2>=0.5")
+    assert near.returncode == 0 and "counts once trials report it" in near.stderr, near.stderr
     assert cli("tune", bench, "--resume", out, "--budget", "1", "--quiet").returncode == 0
 
 
@@ -882,3 +886,13 @@ def test_a_benchmarks_own_figure_named_like_a_simulator_amount_may_be_negative(c
                   "--constraint", "dram_mb<=-1")
     assert bounded.returncode == 0 and "3 feasible under dram_mb <= -1" in bounded.stdout, bounded.stdout + bounded.stderr
     assert cli("show", tmp_path / "b.json").returncode == 0
+
+
+@pytest.mark.parametrize("typed, known, slip", [
+    ("qualty", "quality", True), ("error_dbb", "error_db", True), ("qaulity", "quality", True),
+    ("err_l2", "err_l1", False), ("quality_2", "quality", False), ("time_gpu1", "time_gpu0", False),
+    ("quality", "quality", False)])
+def test_one_slip_of_the_hand_is_told_from_another_name(typed: str, known: str, slip: bool) -> None:
+    from workbench.runner.controller import _one_slip
+
+    assert _one_slip(typed, known) is slip

@@ -13,7 +13,6 @@ before anything at the output path is read or moved and held until the final sav
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import math
 import logging
 import os
@@ -1255,18 +1254,32 @@ def _check_index_room(session: Session, budget: int | None,
                              f"{instead}")
 
 
+def _one_slip(typed: str, name: str) -> bool:
+    """Whether ``typed`` is ``name`` with one letter left out, doubled (or one too many), or two
+    neighbours swapped: the slips of a hand, not another name (``err_l2`` beside ``err_l1``)."""
+    if abs(len(typed) - len(name)) == 1:
+        short, long = sorted((typed, name), key=len)
+        return any(long[:k] + long[k + 1:] == short for k in range(len(long)))
+    if len(typed) == len(name) and typed != name:
+        apart = [k for k, (a, b) in enumerate(zip(typed, name)) if a != b]
+        return (len(apart) == 2 and apart[1] == apart[0] + 1
+                and typed[apart[0]] == name[apart[1]] and typed[apart[1]] == name[apart[0]])
+    return False
+
+
 def _refuse_misspelt_metrics(names: Iterable[str], session: Session) -> None:
     """Refuse a metric the command line names for a continued session of a backend that declares
-    none ahead (a python benchmark) when no trial reports it and it is a near spelling of one they
-    do report: it was taken with a warning, searched under (nothing feasible) and stored. Any other
-    name stays possible: such a benchmark may report a figure for some configs only."""
+    none ahead (a python benchmark) when no trial reports it and it is one slip of the hand from a
+    name they do report: it was taken with a warning, searched under (nothing feasible) and stored.
+    Any other name stays possible: such a benchmark may report a figure for some configs only
+    (``err_l2`` for some, ``err_l1`` for all)."""
     reported = sorted({name for trial in session.trials if trial.ok for name in trial.measurement.metrics})
     for name in names:
         if name in reported or name in METRICS:
             continue
-        close = difflib.get_close_matches(name, reported, n=1, cutoff=0.8)
-        if close:
-            raise UnknownMetric(f"metric {name!r}: no trial reports it (did you mean {close[0]!r}?); the session's "
+        slipped = next((known for known in reported if _one_slip(name, known)), None)
+        if slipped is not None:
+            raise UnknownMetric(f"metric {name!r}: no trial reports it (did you mean {slipped!r}?); the session's "
                                 f"trials report {', '.join(reported)}", name, "metric")
 
 
