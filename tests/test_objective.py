@@ -543,6 +543,18 @@ def test_a_weight_on_a_metric_every_trial_reports_alike_is_said_to_rank_nothing(
     places = rank(again, weights=Weights({"memory_mb": 1.0}))
     assert [places.explain(row).split(" among")[0] for row in range(4)] == \
         ["fastest", "3rd fastest", "2nd fastest", "fastest"], [places.explain(row) for row in range(4)]
+    # each config at its fastest measurement's place, and two of one latency share it
+    twice = [ok(0, latency_ms=1.0, memory_mb=8.0), ok(1, latency_ms=0.95, memory_mb=8.0)]
+    twice.append(Trial(2, twice[0].config, Measurement(Status.OK, {"latency_ms": 0.9, "memory_mb": 8.0})))
+    places = rank(twice, weights=Weights({"memory_mb": 1.0}))
+    assert [places.explain(row).split(" among")[0] for row in range(3)] == ["fastest", "2nd fastest", "fastest"]
+    level = [ok(0, latency_ms=1.0, memory_mb=8.0), ok(1, latency_ms=1.0, memory_mb=8.0), ok(2, latency_ms=2.0, memory_mb=8.0)]
+    places = rank(level, weights=Weights({"memory_mb": 1.0}))
+    assert [places.explain(row).split(" among")[0] for row in range(3)] == ["fastest", "fastest", "3rd fastest"]
+    # and the notes said beside a ranking are said here too (a weight with no direction)
+    undirected = [ok(0, latency_ms=1.0, memory_mb=8.0, merit=1.0), ok(1, latency_ms=2.0, memory_mb=8.0, merit=2.0)]
+    said = rank(undirected, weights=Weights({"memory_mb": 1.0, "merit": 1.0})).explain(0)
+    assert said.startswith("fastest among 2") and "merit is weighted but has no direction" in said, said
     # one successful trial, or every weighted metric alike: nothing ranks, and saying that one of
     # them "ranks nothing" would be said at the first trial of every run
     assert rank(trials[:1], weights=Weights({"latency_ms": 1.0, "memory_mb": 0.5})).constant == ()

@@ -957,18 +957,18 @@ class Ranking:
             # ("lowest memory (201) among 60" of a memory every config shares: the tie-break decided)
             alike = ", ".join(self.all_alike)
             one = len(self.all_alike) == 1
-            # (the scores all tie: the place is the tie-break's, among configs, a config measured
-            # twice counted once, at its first place, as "among N feasible configs" counts it)
-            placed = np.flatnonzero(self.order == i)
-            if placed.size:
-                ids = self.table.ids
-                before = {ids[row] for row in self.order[: int(placed[0])]}
-                position = len(before - {ids[i]}) + 1
-            text = (f"{'fastest' if position == 1 else _ordinal(position) + ' fastest'} among "
+            # the place among configs by each one's fastest measurement (a config measured twice is
+            # one config; two of one latency share a place), as "among N feasible configs" counts
+            ids, latency = self.table.ids, self.table.column(LATENCY)
+            fastest: dict[str, float] = {}
+            for row in self.order:
+                fastest[ids[row]] = min(fastest.get(ids[row], math.inf), float(latency[row]))
+            mine = fastest.get(ids[i], float(latency[i]))
+            place = 1 + sum(value < mine for value in fastest.values())
+            text = (f"{'fastest' if place == 1 else _ordinal(place) + ' fastest'} among "
                     f"{counted(n, 'feasible config')}: {alike} {'is' if one else 'are'} the same for every successful "
                     f"trial, so {'its weight ranks' if one else 'their weights rank'} nothing and latency decides")
-            return text + self._versus_default(i)
-        if single:
+        elif single:
             metric = single[0]
             noun = _NOUNS.get(metric, metric)
             adjective = "highest" if metric_direction(metric, self.directions) > 0 else "lowest"
