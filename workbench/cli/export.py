@@ -111,7 +111,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                                    check_output=check_output, kernel_dirs=args.kernel_dir, at=at)
         picks = ", ".join(f"{c.device}: {c.trial.config.id}" for c in plan.choices)
         portable = (f"; portable {plan.portable.trial.config.id}: worst case {plan.portable.score:.3f} of each "
-                    f"device's optimum, of {plan.portable.candidates} configs measured feasible on every device"
+                    f"device's optimum, of {counted(plan.portable.candidates, 'config')} measured feasible on every device"
                     if plan.portable is not None and len(plan.choices) > 1 else "")
         summary = f"{plan.kernel}: exported {args.format} ({picks}{portable}{timings_said(plan.provenance)})"
         if plan.template_changed:  # in the file's comments too; said here, where the export is made
