@@ -886,12 +886,18 @@ def test_a_benchmarks_own_figure_named_like_a_simulator_amount_may_be_negative(c
                   "--constraint", "dram_mb<=-1")
     assert bounded.returncode == 0 and "3 feasible under dram_mb <= -1" in bounded.stdout, bounded.stdout + bounded.stderr
     assert cli("show", tmp_path / "b.json").returncode == 0
+    # where the backend itself reports the figure (the simulator), no config meets such a bound
+    refused = cli("tune", "sgemm", "--backend", "sim", "--budget", "2", "--resources", "estimated", "--quiet",
+                  "--out", tmp_path / "s.json", "--constraint", "threads_per_block<=-1")
+    assert refused.returncode == 2 and "threads_per_block cannot be negative" in refused.stderr, refused.stderr
+    assert not (tmp_path / "s.json").exists()
 
 
 @pytest.mark.parametrize("typed, known, slip", [
     ("qualty", "quality", True), ("error_dbb", "error_db", True), ("qaulity", "quality", True),
     ("err_l2", "err_l1", False), ("quality_2", "quality", False), ("time_gpu1", "time_gpu0", False),
-    ("quality", "quality", False)])
+    ("quality", "quality", False), ("Quality", "quality", True), ("qualityy", "quality", True),
+    ("quality2", "quality", False)])
 def test_one_slip_of_the_hand_is_told_from_another_name(typed: str, known: str, slip: bool) -> None:
     from workbench.runner.controller import _one_slip
 

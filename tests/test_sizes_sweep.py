@@ -1164,3 +1164,17 @@ def test_an_export_of_one_size_of_an_unfinished_sweep_says_what_the_size_lacks(c
     doc["extra"]["sweep"]["budget"] = 3  # every size done: nothing to say
     out.write_text(json.dumps(doc))
     assert "evaluations its sweep plans" not in cli("export", out, "--at", "n=65536", "--out", header).stderr
+
+
+def test_a_sizes_best_among_equal_costs_is_the_faster_config() -> None:
+    """A cost of metrics every config shares ties them all: the first config measured was named a
+    size's best however slow, where the ranking (show --at, the dispatch) picks the fastest."""
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.sizes import best_configs
+    from workbench.core.domain.space import Config
+
+    trials = [Trial(i, Config({"x": i}), Measurement(Status.OK, {"latency_ms": latency, "memory_mb": 8.0}))
+              for i, latency in enumerate((3.0, 1.0, 2.0))]
+    picked = best_configs(trials, 3, cost=lambda trial: trial.metric("memory_mb"))
+    assert [t.index for t in picked] == [1, 2, 0]
+    assert [t.index for t in best_configs(trials, 2)] == [1, 2]  # by latency, as before

@@ -448,17 +448,20 @@ def _latency_cost(trial: Trial) -> float:
 
 def best_configs(trials: Sequence[Trial], k: int = 1, cost: Cost | None = None) -> list[Trial]:
     """The ``k`` best distinct configs among ``trials`` (lowest ``cost``, latency by default; failed
-    trials never), best first."""
+    trials never), best first; among equal costs the faster, as the ranking orders them (a cost of
+    metrics every config shares ties them all, and the first measured was named best however slow)."""
     score = cost or _latency_cost
-    best: dict[str, tuple[float, int, Trial]] = {}
+    best: dict[str, tuple[float, float, int, Trial]] = {}
     for trial in trials:
         value = score(trial)
         if not math.isfinite(value):
             continue
+        latency = trial.metric("latency_ms")
+        speed = latency if math.isfinite(latency) else math.inf
         seen = best.get(trial.config.id)
-        if seen is None or value < seen[0]:
-            best[trial.config.id] = (value, trial.index, trial)
-    return [t for _v, _i, t in sorted(best.values(), key=lambda item: (item[0], item[1]))][:k]
+        if seen is None or (value, speed) < seen[:2]:
+            best[trial.config.id] = (value, speed, trial.index, trial)
+    return [item[3] for item in sorted(best.values(), key=lambda item: item[:3])][:k]
 
 
 def nearest_problems(session: Session, problem: Mapping[str, Any], n: int = WARM_NEIGHBOURS,

@@ -35,7 +35,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from workbench.core.errors import SpaceError, WorkbenchError, quoted, write_error
+from workbench.core.errors import SpaceError, WorkbenchError, counted, quoted, write_error
 from workbench.core.fs import atomic_write
 from workbench.core.domain.macros import export_macro, reserved_macro
 from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, Provenance, is_arch_name, least_measured,
@@ -451,7 +451,7 @@ def _portable(choices: list[Choice], scores: dict[str, dict[str, tuple[float, in
     # replays whose recordings hold far more) leave few, and a poor pick says why
     common = len(set.intersection(*(set(f) for f in fractions)))
     why = (f"feasible on all {len(devices)} devices with the best worst case {worst:.3f} of each device's "
-           f"optimum (mean {mean:.3f}; {per}), of the {common} configs measured feasible on every device")
+           f"optimum (mean {mean:.3f}; {per}), of {counted(common, 'config')} measured feasible on every device")
     return Choice("portable", trial, worst, why, label, tuple(devices), common)
 
 
