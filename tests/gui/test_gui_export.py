@@ -350,3 +350,17 @@ def test_the_window_defines_every_helper_its_parts_declare():
         assert declared, part
         left = [name for name in declared if raising(inspect.getattr_static(MainWindow, name))]
         assert not left, (part.__name__, left)
+
+
+def test_a_chart_export_with_nothing_shown_says_so_and_writes_nothing(window, tmp_path, monkeypatch):
+    """File > Save and the other exports said "nothing to export yet" with nothing shown; the chart
+    exports opened a file dialog and wrote an empty "no trials yet" chart."""
+    from PySide6.QtWidgets import QFileDialog
+
+    asked: list[str] = []
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *a, **k: asked.append("dialog") or ("", ""))
+    window._on_export_chart("tradeoff", "png")
+    assert asked == [] and window.statusBar().currentMessage().startswith("nothing to export yet")
+    with pytest.raises(WorkbenchError, match="nothing to export yet"):
+        window.export_chart("tradeoff", str(tmp_path / "empty.png"))
+    assert not (tmp_path / "empty.png").exists()

@@ -244,6 +244,8 @@ class WindowExports(QMainWindow):
         SIMULATED / REPLAY label when the timings were not measured live."""
         from workbench.gui.chart_export import export_chart
 
+        if self.model.session is None and key != "compare":  # an empty "no trials yet" chart was written
+            raise WorkbenchError("nothing to export yet: run a kernel or open a session first")
         badge = self.timing_badge.text().strip()
         target = self._export_target(path)
         chart = self.compare if key == "compare" else self.charts[key]  # the Compare tab's curves: a chart too
@@ -253,6 +255,9 @@ class WindowExports(QMainWindow):
         self._exported(target)
 
     def _on_export_chart(self, key: str, fmt: str) -> None:
+        if self.model.session is None and key != "compare":  # (Compare's curves may be of added files alone)
+            self._nothing_yet("export")
+            return
         path, _ = QFileDialog.getSaveFileName(self, f"Export chart as {fmt.upper()}",
                                               str(Path(self._last_dir()) / f"{key}.{fmt}"), f"{fmt.upper()} (*.{fmt})")
         if path:
