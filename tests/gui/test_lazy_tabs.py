@@ -59,6 +59,13 @@ def test_every_chart_is_listed_and_exportable_before_its_tab_was_shown(window, t
     letters = [text[text.index("&") + 1].lower() for text in charts]
     assert len(set(letters)) == len(letters)
     assert all([a.text() for a in entry.menu().actions()] == ["&PNG...", "&SVG..."] for entry in export_menu.actions())
+    from workbench.core.domain.measurement import Measurement, Status, Trial
+    from workbench.core.domain.session import Session
+    from workbench.core.domain.space import SearchSpace, Slot
+
+    space = SearchSpace([Slot("block", (32, 64))])  # (with nothing shown an export says so, and writes nothing)
+    trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU", "simulated": True}))
     assert not window.pages.is_built("roofline")
     window.export_chart("roofline", str(tmp_path / "roofline.png"))
     assert (tmp_path / "roofline.png").stat().st_size > 0
