@@ -308,7 +308,9 @@ def read_target(spec: BackendSpec, timeout_s: float = IMPORT_TIMEOUT_S) -> Targe
                     answer = ("error", f"python benchmark {path} failed to import: its answer was unreadable "
                                        f"({type(exc).__name__})")
             elif not process.is_alive():
-                answer = ("ended", None)
+                # (its answer may have come as it exited, after the wait above ended: read it on the
+                # next pass; called "ended as it loaded", a loaded machine failed good benchmarks)
+                answer = None if parent.poll(0) else ("ended", None)
     finally:
         parent.close()
         try:
