@@ -899,6 +899,6 @@ def test_a_benchmarks_own_figure_named_like_a_simulator_amount_may_be_negative(c
     ("quality", "quality", False), ("Quality", "quality", True), ("qualityy", "quality", True),
     ("quality2", "quality", False)])
 def test_one_slip_of_the_hand_is_told_from_another_name(typed: str, known: str, slip: bool) -> None:
-    from workbench.runner.controller import _one_slip
+    from workbench.core.domain.metrics import one_slip
 
-    assert _one_slip(typed, known) is slip
+    assert one_slip(typed, known) is slip

@@ -27,7 +27,7 @@ from workbench.backends.replay import load_recording, reading_now
 from workbench.core.fs import fixed_path
 from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
-from workbench.core.domain.metrics import DESCRIPTIVE, METRICS, UnknownMetric, check_metrics, idle_directions
+from workbench.core.domain.metrics import check_metrics, check_slips, idle_directions
 from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints, settled_misses
 from workbench.core.domain.records import StrategyInfo, backend_options
 from workbench.core.io.output_files import (
@@ -911,9 +911,10 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     named, available = _named_metrics(session, objectives), available_metrics(spec, target)
     if available is not None:  # a continued session's trials may report more than a declaration says
         available = available | {name for trial in session.trials for name in trial.measurement.metrics}
-        _refuse_negative_amounts(session.constraints, available)
-    elif continued:
-        _refuse_misspelt_metrics([m for m in named if m not in stored_named], session)
+        session.constraints.check_declared_amounts(available)
+    elif continued:  # (a backend that declares nothing ahead: what its trials reported is all there is to go on)
+        check_slips([m for m in named if m not in stored_named],
+                    {name for trial in session.trials if trial.ok for name in trial.measurement.metrics})
     # a metric nothing reports is said before one without a direction: asking for a direction of
     # a typo led to a second refusal
     if continued and output is not None:  # a name the file brought, not the command line: said naming the file
@@ -1253,51 +1254,6 @@ def _check_index_room(session: Session, budget: int | None,
         raise WorkbenchError(f"the session's trial indices reach {session.next_index() - 1:,}, which leaves room for "
                              f"{counted(max(room, 0), 'more trial')} of the 2**63 a session holds, not {wanted:,}; "
                              f"{instead}")
-
-
-def _refuse_negative_amounts(constraints: Constraints, declared: Iterable[str]) -> None:
-    """Refuse a bound below 0 on an amount the backend itself reports to describe a config (the
-    simulator's ``dram_mb``, ``threads_per_block``): no config meets it, and the run measured its
-    whole budget for nothing. A benchmark's own figure of such a name may be negative, so this is
-    checked only where the backend declares the figure."""
-    declared = set(declared)
-    for bound in constraints.bounds():
-        if bound.op == "<=" and bound.value < 0 and bound.metric in DESCRIPTIVE and bound.metric in declared:
-            raise WorkbenchError(f"constraint {bound.label}: {bound.metric} cannot be negative")
-
-
-def _one_slip(typed: str, name: str) -> bool:
-    """Whether ``typed`` is ``name`` in other capitals, or with one letter left out, one doubled, or
-    two neighbours swapped: the slips of a hand, not another name (``err_l2`` beside ``err_l1``,
-    ``merit2`` beside ``merit``)."""
-    if typed.lower() == name.lower():
-        return typed != name
-    typed, name = typed.lower(), name.lower()
-    if len(typed) == len(name) - 1:  # a letter left out
-        return any(name[:k] + name[k + 1:] == typed for k in range(len(name)))
-    if len(typed) == len(name) + 1:  # a letter doubled
-        return any(typed[:k] + typed[k + 1:] == name and typed[k] == typed[k - 1] for k in range(1, len(typed)))
-    if len(typed) == len(name) and typed != name:
-        apart = [k for k, (a, b) in enumerate(zip(typed, name)) if a != b]
-        return (len(apart) == 2 and apart[1] == apart[0] + 1
-                and typed[apart[0]] == name[apart[1]] and typed[apart[1]] == name[apart[0]])
-    return False
-
-
-def _refuse_misspelt_metrics(names: Iterable[str], session: Session) -> None:
-    """Refuse a metric the command line names for a continued session of a backend that declares
-    none ahead (a python benchmark) when no trial reports it and it is one slip of the hand from a
-    name they do report: it was taken with a warning, searched under (nothing feasible) and stored.
-    Any other name stays possible: such a benchmark may report a figure for some configs only
-    (``err_l2`` for some, ``err_l1`` for all)."""
-    reported = sorted({name for trial in session.trials if trial.ok for name in trial.measurement.metrics})
-    for name in names:
-        if name in reported or name in METRICS:
-            continue
-        slipped = next((known for known in reported if _one_slip(name, known)), None)
-        if slipped is not None:
-            raise UnknownMetric(f"metric {name!r}: no trial reports it (did you mean {slipped!r}?); the session's "
-                                f"trials report {', '.join(reported)}", name, "metric")
 
 
 def _run_budget(request: RunRequest, settings: RunSettings, done: int, session: Session | None) -> int | None:

@@ -269,6 +269,40 @@ def check_metrics(
     return warnings
 
 
+def one_slip(typed: str, name: str) -> bool:
+    """Whether ``typed`` is ``name`` in other capitals, or with one letter left out, one doubled, or
+    two neighbours swapped: the slips of a hand, not another name (``err_l2`` beside ``err_l1``,
+    ``merit2`` beside ``merit``)."""
+    if typed.lower() == name.lower():
+        return typed != name
+    typed, name = typed.lower(), name.lower()
+    if len(typed) == len(name) - 1:  # a letter left out
+        return any(name[:k] + name[k + 1:] == typed for k in range(len(name)))
+    if len(typed) == len(name) + 1:  # a letter doubled
+        return any(typed[:k] + typed[k + 1:] == name and typed[k] == typed[k - 1] for k in range(1, len(typed)))
+    if len(typed) == len(name) and typed != name:
+        apart = [k for k, (a, b) in enumerate(zip(typed, name)) if a != b]
+        return (len(apart) == 2 and apart[1] == apart[0] + 1
+                and typed[apart[0]] == name[apart[1]] and typed[apart[1]] == name[apart[0]])
+    return False
+
+
+def check_slips(names: Iterable[str], reported: Iterable[str]) -> None:
+    """Refuse a name, of a backend that declares no metrics ahead (a python benchmark), that no trial
+    reports and that is one slip of the hand from one they do report: it was taken with a warning,
+    searched under (nothing feasible) and stored. Any other name stays possible (a warning of
+    :func:`check_metrics`): such a benchmark may report a figure for some configs only (``err_l2``
+    for some, ``err_l1`` for all)."""
+    known = sorted(set(reported))
+    for name in names:
+        if name in known or name in METRICS:
+            continue
+        slipped = next((other for other in known if one_slip(name, other)), None)
+        if slipped is not None:
+            raise UnknownMetric(f"metric {name!r}: no trial reports it (did you mean {slipped!r}?); the session's "
+                                f"trials report {', '.join(known)}", name, "metric")
+
+
 def idle_directions(directions: Mapping[str, int], named: Iterable[str], available: Iterable[str] | None) -> list[str]:
     """Warnings for stated directions of metrics no trial reports and the backend does not declare.
 

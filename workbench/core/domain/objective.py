@@ -42,7 +42,7 @@ import numpy as np
 
 from workbench.core.errors import WorkbenchError, counted, number_text
 from workbench.core.domain.figures import fmt
-from workbench.core.domain.metrics import (METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
+from workbench.core.domain.metrics import (DESCRIPTIVE, METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
                                            not_a_metric_name, parse_direction)
 from workbench.core.domain.measurement import (
     LATENCY,
@@ -306,6 +306,16 @@ class Constraints:
             out.append(Bound(QUALITY, ">=", self.min_quality))
         out.extend(self.extra)
         return out
+
+    def check_declared_amounts(self, declared: Iterable[str]) -> None:
+        """Refuse a bound below 0 on an amount the backend itself reports to describe a config (the
+        simulator's ``dram_mb``, ``threads_per_block``): no config meets it, and the run measured its
+        whole budget for nothing. A benchmark's own figure of such a name may be negative, so this
+        is checked only where the backend declares the figure (:meth:`check_possible` cannot know)."""
+        names = set(declared)
+        for bound in self.bounds():
+            if bound.op == "<=" and bound.value < 0 and bound.metric in DESCRIPTIVE and bound.metric in names:
+                raise WorkbenchError(f"constraint {bound.label}: {bound.metric} cannot be negative")
 
     def check_possible(self) -> None:
         """Raise WorkbenchError when no measurement could ever meet these constraints."""
