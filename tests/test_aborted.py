@@ -191,6 +191,11 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
     assert "stopped early as hopeless under a latency limit" in capsys.readouterr().err
     ranking = rank(session.trials, session.constraints, session.weights)
     assert ranking.aborted_count() == 6 and "stopped early" in ranking.why_none()
+    # what show --json names to relax: no successful trial to count, and it read null
+    assert ranking.most_excluding is None and ranking.to_relax == "latency_ms <= 0.01"
+    capsys.readouterr()
+    main(["show", str(out), "--json"])
+    assert json.loads(capsys.readouterr().out)["most_excluding_constraint"] == "latency_ms <= 0.01"
     # the limit relaxed since: re-measuring is what is left, not relaxing it again
     relaxed = rank(session.trials, session.constraints.__class__(max_latency_ms=100.0), session.weights)
     assert relaxed.why_none().endswith("6 stopped early as hopeless under an earlier latency limit; re-measure them "
@@ -235,6 +240,10 @@ def test_aborted_candidates_whose_kept_figures_miss_another_limit_are_not_re_mea
     assert f"{6 - missing} of them may meet the limits in force: re-measure them" in unlimited, unlimited
     # over the latency limit in force and missing another: relaxing it helps only the others
     tight = Constraints(max_latency_ms=1e-6, extra=(limit,))
+    assert rank(session.trials, tight, session.weights).to_relax == (
+        Bound("latency_ms", "<=", 1e-6).label if 6 - missing > missing else limit.label)
+    assert rank(session.trials, every, session.weights).to_relax == every.extra[0].label  # settles all 6
+    assert rank(session.trials, relaxed, session.weights).to_relax == limit.label  # latency relaxed: registers keeps some out
     assert rank(session.trials, tight, session.weights).aborted_note().endswith(
         f"; {missing} of them already miss{'es' if missing == 1 else ''} {limit.shown}, which measuring again cannot "
         f"change; relax it to re-measure the other {6 - missing}")

@@ -124,7 +124,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         # every direction given (--maximize / --minimize, the window's toggle), weighted or not
         "directions": {m: _direction_word(m, weights) for m in sorted(weights.directions)},
         "best": best,
-        "most_excluding_constraint": ranking.most_excluding if ranking.n_feasible == 0 and ranked else None,
+        "most_excluding_constraint": ranking.to_relax if ranking.n_feasible == 0 and ranked else None,
         "why_none": _why_none(ranking, ranked, remeasure) if ranking.n_feasible == 0 and ranked else None,
         "fastest_left_out": fastest_left_out(ranked, ranking, constraints),
         # with a recommendation (without one, why_none says it): candidates stopped early under a

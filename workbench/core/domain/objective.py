@@ -790,6 +790,38 @@ class Ranking:
         return label if count > 0 else None
 
     @property
+    def to_relax(self) -> str | None:
+        """The constraint to relax first when nothing is feasible: :attr:`most_excluding`, or, with
+        no successful trial to count, the constraint that rules out the most candidates stopped early
+        under the latency limit (by their latest trial): a figure they kept that misses another
+        limit, else a bound above the latency limit. A run every candidate of which a too tight
+        latency limit stopped named no constraint to relax: the stopped trials are no successful
+        ones, which is all :attr:`excluded_by` counts."""
+        label = self.most_excluding
+        if label is not None or self.n_ok:
+            return label
+        statuses, ids = self.table.statuses, self.table.ids
+        latest = {cid: row for row, cid in enumerate(ids)}
+        stopped = np.array([row for row in latest.values() if statuses[row] is Status.ABORTED], dtype=np.int64)
+        if not stopped.size:
+            return None
+        counts: dict[str, int] = {}
+        open_ = np.ones(stopped.size, dtype=bool)  # no other limit missed: the latency limit keeps them out
+        for bound in self.constraints.bounds():
+            if bound.metric in (LATENCY, LATENCY_BOUND):
+                continue
+            values = self.table.column(bound.metric)[stopped]
+            misses = np.isfinite(values) & ~bound.satisfied(values)
+            counts[bound.label] = int(np.count_nonzero(misses))
+            open_ &= ~misses
+        limit = self.constraints.max_latency_ms
+        if limit is not None:
+            counts[Bound(LATENCY, "<=", limit).label] = int(np.count_nonzero(
+                open_ & (self.table.column(LATENCY_BOUND)[stopped] > limit)))
+        best = max(counts.items(), key=lambda item: item[1], default=("", 0))
+        return best[0] if best[1] > 0 else None
+
+    @property
     def excluding(self) -> list[tuple[str, int]]:
         """(label, count) of each constraint that excludes an ok trial, the most excluding first
         (a trial two of them exclude counts for each): naming only the first sent a person to relax
