@@ -689,3 +689,27 @@ def test_a_run_whose_journal_fills_the_disk_counts_every_trial_it_measured_alike
     said = capsys.readouterr()
     text = said.out + said.err
     assert "finished (error) after 3 evaluations" in text and "3 trials measured by this run" in text, text
+
+
+def test_patience_does_not_count_the_warm_start_configs_handed_to_the_run():
+    """A size sweep hands each new size the best configs of its neighbours first (``seeds``): with
+    ``--patience 2`` a size whose first seed was its best so far ended after the next two seeds,
+    before its strategy proposed anything. Seeds that do not improve are not counted; the
+    strategy's own proposals are, as before."""
+    from workbench.search.seeded import with_seeds
+
+    spec, target, session, search = _setup("trivial", RandomSearch, seed=1)
+    # the optimum first, then ever slower configs: only the first seed improves on what is measured
+    seeds = [target.space.config({"x": x, "y": 4, "mode": "a"}) for x in (6, 5, 3, 2)]
+    finished = Engine(session, with_seeds(search, seeds), spec, patience=2, pool_factory=InlinePool,
+                      seeds=[config.id for config in seeds]).run()
+    assert finished.reason == "plateau"
+    ids = [t.config.id for t in session.trials]
+    first = ids.index(seeds[0].id)  # (after the template's default config, measured first)
+    assert ids[first:first + 4] == [config.id for config in seeds]
+    # the optimum was the first seed: the strategy's own two proposals after the seeds end the run
+    assert len(ids) == first + 4 + 2, ids
+    # without the seeds named, the same run ends two evaluations after the optimum (seeds counted)
+    spec, target, session, search = _setup("trivial", RandomSearch, seed=1)
+    Engine(session, with_seeds(search, seeds), spec, patience=2, pool_factory=InlinePool).run()
+    assert len(session.trials) == first + 1 + 2
