@@ -178,13 +178,14 @@ def test_a_direction_on_a_metric_nobody_reports_is_said_not_passed_over(capsys, 
     # the typo is warned of; a direction on a metric the session reports, weighed nothing, is noted
     assert err == ["note: --minimize score_x gives score_x a direction only; the score ranks by latency_ms: "
                    "add --weight score_x=1 to rank by it",
-                   "warning: direction for 'gflops_ww': no trial reports it and the backend does not declare it; "
-                   "it has no effect"]
+                   "warning: direction for 'gflops_ww': no trial reports it and the backend does not declare it "
+                   "(did you mean 'gflops_w'?); it has no effect"]
     capsys.readouterr()
     out = tmp_path / "t.json"
     assert main(["tune", "vector_add", "--backend", "sim", "--budget", "2", "--quiet", "--executor", "inline",
                  "--out", str(out), "--minimize", "regsters"]) == 0
-    assert "direction for 'regsters'" in capsys.readouterr().err
+    assert "direction for 'regsters': no trial reports it and the backend does not declare it (did you mean " \
+           "'registers'?)" in capsys.readouterr().err
 
 
 def test_a_python_benchmarks_direction_on_a_metric_no_trial_reported_is_said_after_the_run(cli, tmp_path: Path) -> None:

@@ -315,7 +315,14 @@ def idle_directions(directions: Mapping[str, int], named: Iterable[str], availab
     names = set(available) | {ALWAYS_REPORTED}
     skip = set(named)
     return [
-        f"direction for {metric!r}: no trial reports it and the backend does not declare it; it has no effect"
+        f"direction for {metric!r}: no trial reports it and the backend does not declare it{_guess(metric, names)}; "
+        "it has no effect"
         for metric in directions
         if metric not in names and metric not in skip
     ]
+
+
+def _guess(metric: str, names: Iterable[str]) -> str:
+    """`` (did you mean 'gflops'?)`` for a name close to one of ``names`` (a typo), else ''."""
+    close = difflib.get_close_matches(metric, sorted(set(names) - set(NOT_RANKABLE)), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
