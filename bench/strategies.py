@@ -49,7 +49,7 @@ import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 # One BLAS thread per process: the benchmark runs several processes, and oversubscribed threads
 # would inflate the overhead figures of strategies that do small linear algebra.
@@ -271,8 +271,11 @@ def landscapes(selected: list[str] | None = None) -> list[Landscape]:
     return [land for land in out if wanted(land.name, selected)]
 
 
-def run_once(land: Landscape, strategy: str, seed: int, budget: int, options: dict[str, Any]) -> tuple[list[float], float]:
-    """Latencies (inf for failures) of the first ``budget`` distinct evaluations, and strategy seconds."""
+def run_once(land: Landscape, strategy: str, seed: int, budget: int, options: dict[str, Any],
+             progress: Callable[[int, float], None] | None = None) -> tuple[list[float], float]:
+    """Latencies (inf for failures) of the first ``budget`` distinct evaluations, and strategy seconds.
+    ``progress(evaluations, strategy seconds)`` is called after each distinct evaluation (the
+    seconds so far, this evaluation's ask included, its tell not)."""
     strat = create_strategy(strategy, land.space, seed=seed, **options)
     seen: set[str] = set()
     values: list[float] = []
@@ -292,6 +295,8 @@ def run_once(land: Landscape, strategy: str, seed: int, budget: int, options: di
             v = land.latency[config.id]
             values.append(math.inf if v is None else v)
             trials.append(trial)
+            if progress is not None:
+                progress(len(values), spent)
         t0 = time.perf_counter()
         strat.tell(trials)
         spent += time.perf_counter() - t0
