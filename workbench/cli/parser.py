@@ -17,6 +17,8 @@ from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, MAX
 #: What --help says of --strategy: every name, the default marked (chosen by benchmark, docs/strategies.md).
 STRATEGY_CHOICES = ", ".join(f"{name} (default; {DEFAULT_PARETO_STRATEGY} with --objectives)" if name == DEFAULT_STRATEGY else name
                              for name in sorted(STRATEGIES))
+#: The same for ``gui``, which has no --objectives.
+GUI_STRATEGY_CHOICES = ", ".join(f"{name} (default)" if name == DEFAULT_STRATEGY else name for name in sorted(STRATEGIES))
 
 EXIT_BAD_INPUT = 2
 #: A command whose work failed (a run that failed, a write the machine refused: a full disk).
@@ -332,7 +334,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                      help="start tuning KERNEL (a template name or a python benchmark file) when the window opens")
     # None when not given, so that a run flag without --run (which no run would use) is refused
     gui.add_argument("--backend", default=None, choices=BACKEND_CHOICES, help="with --run: default auto")
-    gui.add_argument("--strategy", default=None, help=f"with --run or --replay: search strategy: {STRATEGY_CHOICES}")
+    gui.add_argument("--strategy", default=None, help=f"with --run or --replay: search strategy: {GUI_STRATEGY_CHOICES}")
     gui.add_argument("--budget", type=int, default=None, help="with --run or --replay: default 100")
     gui.add_argument("--seed", type=int, default=None, help="with --run or --replay: default 0")
     gui.add_argument("--kernel-dir", action="append", default=[], metavar="DIR",
@@ -353,7 +355,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                      help="with --run: a problem parameter (repeatable, as tune --set); with --replay: the size "
                           "of a sweep recording to replay")
     gui.add_argument("--sizes", action="append", default=[], metavar="NAME=V1,V2,...",
-                     help="with --run: a size sweep, --budget evaluations per size (as tune --sizes)")
+                     help="with --run: a size sweep, --budget evaluations per size (as tune --sizes; repeatable)")
     gui.add_argument("--screenshot", default=None, metavar="PNG",
                      help="save a picture of the window once the run (or the opening) is complete")
     gui.add_argument("--tab", default=None, choices=GUI_TABS,
