@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -1135,6 +1136,40 @@ def test_an_objective_set_during_a_run_is_the_one_saved_with_the_session(tmp_pat
         worker.join(30)
     saved = load_session(out)
     assert saved.constraints.max_latency_ms == 80.0 and saved.weights.active() == {"latency_ms": 2.0}
+
+
+def test_an_objective_the_start_would_refuse_is_refused_mid_run_and_the_run_keeps_its_own(tmp_path: Path) -> None:
+    """``Run.set_objective`` took anything: a bound on a metric nothing reports (the rest of the run
+    searched for nothing feasible), a bound no measurement meets, two objectives for a strategy of
+    one score; the saved session then could not be continued. After the end it changed the session
+    in memory only. Each is refused as the start refuses it, and nothing changes."""
+    from workbench.core.domain.objective import Bound, Constraints, Weights
+    from workbench.core.domain.search_objective import Objective
+
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel="vector_add", backend="sim", budget=4, executor="inline"), out)
+    kept = (run.session.constraints, run.session.weights, dict(run.session.strategy))
+    refusals = {
+        Objective(Constraints(extra=(Bound("foo_metric", "<=", 3.0),))): "metric 'foo_metric': no trial reports it",
+        Objective(Constraints(extra=(Bound("regsters", "<=", 32.0),))): "did you mean 'registers'?",
+        Objective(Constraints(max_latency_ms=-1.0)): "max latency must be positive",
+        Objective(Constraints(extra=(Bound("dram_mb", "<=", -1.0),))): "dram_mb cannot be negative",
+        Objective(weights=Weights({"zzz_score": 1.0}, directions={"zzz_score": 1})): "metric 'zzz_score'",
+        Objective(objectives=("latency_ms", "registers")): "strategy 'agents' searches one score",
+    }
+    for objective, said in refusals.items():
+        with pytest.raises(WorkbenchError, match=re.escape(said)):
+            run.set_objective(objective)
+        assert (run.session.constraints, run.session.weights, dict(run.session.strategy)) == kept
+        assert run.objective is None or run.objective.constraints == kept[0]
+    with pytest.raises(WorkbenchError, match="takes an Objective"):
+        run.set_objective(Constraints(max_latency_ms=1.0))  # type: ignore[arg-type]
+    run.set_objective(Objective(Constraints(extra=(Bound("registers", "<=", 64.0),))))  # a metric the backend declares
+    assert run.run().reason == "budget"
+    with pytest.raises(WorkbenchError, match=r"the run has ended \(budget\)"):
+        run.set_objective(Objective(Constraints(max_latency_ms=1.0)))
+    assert run.session.constraints.max_latency_ms is None
+    assert load_session(out).constraints.extra == (Bound("registers", "<=", 64.0),)
 
 
 def test_a_file_copied_over_the_output_during_a_run_is_kept_as_bak(tmp_path: Path, monkeypatch, caplog) -> None:

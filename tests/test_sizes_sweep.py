@@ -447,6 +447,27 @@ def test_constraints_changed_during_a_sweep_hold_for_the_sizes_after(tmp_path: P
     assert load_session(out).constraints.max_latency_ms == 7.0
 
 
+def test_a_sweep_refuses_an_objective_its_sizes_could_not_search_before_storing_it(tmp_path: Path) -> None:
+    """Set before the first size started, an objective naming a metric nothing reports was stored
+    unchecked, and the first size's start refused it: the sweep ended there with nothing measured.
+    It is refused at once, as a single run refuses it, and so is one set after the sweep ended."""
+    from workbench.core.domain.objective import Bound, Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    out = tmp_path / "c.json"
+    run = start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2, executor="inline",
+                               sizes={"n": [4096, 8192]}), out)
+    with pytest.raises(WorkbenchError, match="metric 'regs': no trial reports it"):
+        run.set_objective(Objective(Constraints(extra=(Bound("regs", "<=", 32.0),))))
+    assert run.objective is None
+    fine = Objective(Constraints(extra=(Bound("registers", "<=", 64.0),)))
+    run.set_objective(fine)
+    assert run.run().reason == "budget" and len(problems_of(run.session)) == 2
+    with pytest.raises(WorkbenchError, match="the run has ended"):
+        run.set_objective(Objective(Constraints(max_latency_ms=1.0)))
+    assert load_session(out).constraints.extra == fine.constraints.extra
+
+
 def test_remeasure_aborted_measures_each_size_at_its_own_problem(tmp_path: Path) -> None:
     """Aborted trials at a size other than the session's own are re-measured there, and the
     window's count is what the controller measures."""

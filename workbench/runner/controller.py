@@ -171,6 +171,14 @@ class Run:
         #: Things worth telling the person that do not stop the run (a metric only the run will show).
         self.warnings: list[str] = []
         self._started = False
+        #: What an objective set mid-run is checked against as the run's start checked its own (see
+        #: :meth:`set_objective`): the metrics the backend declares or the trials report (None: a
+        #: backend that cannot say ahead), the space's slot names, and whether the strategy searches
+        #: a Pareto front.
+        self.metrics: frozenset[str] | None = None
+        self.slots: tuple[str, ...] = ()
+        self.multi_objective = False
+        self.strategy_name = str(session.strategy.get("name") or "")
 
     def run(self) -> RunFinished:
         """Run to the end; the engine saves the session; the lock is released however it ends.
@@ -215,7 +223,21 @@ class Run:
 
     def set_objective(self, objective: Objective) -> None:
         """Re-target the running search (constraints or weights changed), and record the new
-        objective in the session, so that what is saved, shown and continued is what was searched."""
+        objective in the session, so that what is saved, shown and continued is what was searched.
+
+        Checked as the run's start checked its own: a bound no measurement could meet, a metric the
+        backend neither declares nor any trial reports, several objectives for a strategy that searches one score, a run that has ended. Any of them is
+        refused with the run left on the objective it had: taken, the search followed a typo
+        (nothing feasible for the rest of the run) and saved a session no run could continue, and
+        after the end only the session in memory changed, which the file and the search never saw.
+        """
+        if not isinstance(objective, Objective):
+            raise WorkbenchError(f"set_objective takes an Objective (its constraints, weights and objectives), "
+                                 f"not {type(objective).__name__}")
+        if self.engine.finished is not None:
+            raise WorkbenchError(f"the run has ended ({self.engine.finished.reason}): its session keeps the "
+                                 "objective it was searched for; prepare a new run to search for another")
+        self.check_objective(objective)
         self.session.constraints = objective.constraints
         self.session.weights = objective.weights
         # a new record, not an edit of the one the engine's thread may be saving right now
@@ -224,6 +246,10 @@ class Run:
             strategy["objectives"] = list(objective.objectives)
         self.session.strategy = strategy
         self.engine.set_objective(objective)
+
+    def check_objective(self, objective: Objective) -> None:
+        """Refuse ``objective`` where this run's start would have refused it (see :meth:`set_objective`)."""
+        check_objective_for(objective, self.metrics, self.slots, self.strategy_name, self.multi_objective)
 
     @property
     def objective(self) -> Objective | None:
@@ -773,7 +799,8 @@ def _prepare_sweep(request: RunRequest, session: Session | None, output: Path | 
         return _prepare(sized, session, output, None, size=problem, warm=plan.warm_start)
 
     warnings = list(dict.fromkeys([*base.warnings, *size_notes]))  # the base run's size may be one of them
-    return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, warnings, searches=True)
+    return SweepRun(session, todo, prepare_size, output, lock, base.continued, spec, warnings, searches=True,
+                    checked_by=base)
 
 
 def _with_measured_sizes(session: Session, sizes: Mapping[str, Sequence[Any]]) -> dict[str, tuple[Any, ...]]:
@@ -945,7 +972,29 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
                     seeds=[config.id for config in seeds])
     run = Run(session, engine, spec, output, lock, continued)
     run.warnings = list(target.notes) + notes + list(warnings)
+    run.metrics = frozenset(available) if available is not None else None
+    run.slots = tuple(space.names)
+    run.strategy_name, run.multi_objective = strategy_name, strategy_class(strategy_name).multi_objective
     return run
+
+
+def check_objective_for(objective: Objective, metrics: Iterable[str] | None, slots: Sequence[str],
+                        strategy_name: str, multi_objective: bool) -> None:
+    """Refuse an objective a run of ``strategy_name`` over a space of ``slots`` could not search:
+    constraints no measurement meets, a metric outside ``metrics`` (what the backend declares and
+    the trials report; None: a backend that cannot say ahead, whose names are all taken), several
+    objectives for a strategy of one score (``multi_objective``). (A weight without a direction
+    cannot be in an :class:`Objective`: building one refuses it.)"""
+    objective.constraints.check_possible()
+    if metrics is not None:
+        objective.constraints.check_declared_amounts(metrics)
+    weighted = [m for m, w in objective.weights.values.items() if w > 0]
+    named = dict.fromkeys([*weighted, *(b.metric for b in objective.constraints.bounds()), *objective.objectives])
+    check_metrics(named, metrics, objective.weights.directions, slots=slots)
+    if objective.objectives and not multi_objective:
+        multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
+        raise WorkbenchError(f"objectives {', '.join(objective.objectives)}: strategy {strategy_name!r} searches one "
+                             f"score; a Pareto front is searched by {', '.join(multi)} (started with it)")
 
 
 def usable_stored_options(strategy_name: str, stored: Mapping[str, Any],

@@ -43,7 +43,7 @@ class SweepRun:
 
     def __init__(self, session: Session, todo: Sequence[SizeRun], prepare: PrepareSize, output: Path | None,
                  lock: SessionLock | None, continued: bool, spec: Any, warnings: Sequence[str] = (),
-                 *, searches: bool = False) -> None:
+                 *, searches: bool = False, checked_by: Any = None) -> None:
         self.session = session
         #: Whether each size's run is the sweep's own search (not a refinement, a re-measurement or
         #: missing cells measured): only its end says whether the size ended by its own rule.
@@ -67,6 +67,10 @@ class SweepRun:
         self._stopped = False
         self._paused = False
         self._objective: Objective | None = None
+        #: A run whose checks an objective set on the sweep passes first (see :meth:`set_objective`):
+        #: the size measuring now, else the last one, else the run that planned the sweep.
+        self._checker: Any = checked_by
+        self.finished: RunFinished | None = None
         #: Seconds each size's run waits for background compiles before its end (the engine's
         #: ``refine_wait_s``, None: its default), and the trials left with estimates so far.
         self.refine_wait_s: float | None = None
@@ -159,6 +163,21 @@ class SweepRun:
         return current.objective if current is not None and current.objective is not None else objective
 
     def set_objective(self, objective: Objective) -> None:
+        """Re-target the size measuring now and every size after it; refused, as a single run's
+        :meth:`~workbench.runner.controller.Run.set_objective` refuses it, before anything changes
+        (stored unchecked, an objective the next size's start refused ended the sweep there)."""
+        if not isinstance(objective, Objective):
+            raise WorkbenchError(f"set_objective takes an Objective (its constraints, weights and objectives), "
+                                 f"not {type(objective).__name__}")
+        if self.finished is not None:
+            raise WorkbenchError(f"the run has ended ({self.finished.reason}): its session keeps the objective it "
+                                 "was searched for; prepare a new run to search for another")
+        with self._lock:
+            checker = self.current if self.current is not None else self._checker
+        if checker is not None:
+            checker.check_objective(objective)
+        else:
+            objective.constraints.check_possible()
         with self._lock:
             self._objective = objective
             current = self.current
@@ -193,7 +212,7 @@ class SweepRun:
                 run = self._prepare(item.problem, item.budget)
                 run.engine.share_output_lock(self._output_lock)
                 with self._lock:
-                    self.current = run
+                    self.current = self._checker = run
                     objective, paused, stopped = self._objective, self._paused, self._stopped
                 if self.refine_wait_s is not None:
                     run.engine.refine_wait_s = self.refine_wait_s
@@ -237,7 +256,7 @@ class SweepRun:
             raise
         finally:
             self.release()
-        result = RunFinished(reason, self.evaluations, message or self._summary())
+        result = self.finished = RunFinished(reason, self.evaluations, message or self._summary())
         self._emit(result)
         return result
 
