@@ -200,6 +200,22 @@ def test_the_dispatch_says_which_objective_picked_its_configs(tmp_path: Path) ->
         assert is_export_file(path)
 
 
+def test_a_dispatch_from_a_script_replaces_only_an_earlier_export_unless_forced(tmp_path: Path) -> None:
+    """As ``export_sessions`` (tests/test_export.py): ``export_dispatch`` wrote over any file."""
+    from workbench.core.errors import WorkbenchError
+    from workbench.core.io.dispatch import export_dispatch
+
+    mine = tmp_path / "notes.h"
+    mine.write_text("// my own header\n")
+    with pytest.raises(WorkbenchError, match="not a file exported by this workbench; force=True replaces it"):
+        export_dispatch([sweep_recording(SWEEP)], "dispatch", mine)
+    assert mine.read_text() == "// my own header\n"
+    export_dispatch([sweep_recording(SWEEP)], "dispatch", tmp_path / "d.h")
+    export_dispatch([sweep_recording(SWEEP)], "dispatch", tmp_path / "d.h")  # its own earlier export
+    export_dispatch([sweep_recording(SWEEP)], "dispatch", mine, force=True)
+    assert (tmp_path / "notes.h.bak").read_text() == "// my own header\n" and "dispatch" in mine.read_text()
+
+
 def test_sizes_outside_and_between_the_measured_ones_follow_the_stated_rule() -> None:
     plan = plan_dispatch([sweep_recording(SWEEP)], tolerance=0.05)
     boundary = plan.ranges[0].upper

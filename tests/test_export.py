@@ -1552,3 +1552,27 @@ def test_the_json_export_has_the_same_keys_for_every_kind_of_session(sessions: d
     assert set(docs["template"]["devices"][0]) == set(docs["recording"]["devices"][0])
     assert docs["recording"]["launch"] is docs["recording"]["macros"] is docs["recording"]["compile_options"] is None
     assert docs["template"]["devices"][0]["launch"] == docs["template"]["launch"]
+
+
+def test_an_export_from_a_script_replaces_only_an_earlier_export_unless_forced(sessions: dict[str, Session],
+                                                                                tmp_path: Path) -> None:
+    """``export_sessions`` called from a script wrote over whatever the path named: a session
+    exported over its own file became a 4 KB header, with no backup, and no longer opened. Without
+    a rule of the caller's it follows the command line's."""
+    from workbench.core.domain.session import load_session
+
+    session = sessions["vector_add"]
+    own = tmp_path / "s.json"
+    save_session(session, own)
+    before = own.read_bytes()
+    with pytest.raises(WorkbenchError, match=r"out .*s\.json: is this command's input; .*force=True replaces it"):
+        export_sessions([session], "header", own, sources=[str(own)])
+    with pytest.raises(WorkbenchError, match=r"exists and is not a file exported by this workbench; force=True"):
+        export_sessions([session], "header", own)  # (the file not named as a source: not an export either)
+    assert own.read_bytes() == before and load_session(own).kernel == session.kernel
+    header = tmp_path / "h.h"
+    export_sessions([session], "header", header)
+    export_sessions([session], "header", header)  # an earlier export, as written: replaced, no backup
+    assert not (tmp_path / "h.h.bak").exists()
+    export_sessions([session], "header", own, force=True)  # the person's say: the session kept as .bak
+    assert (tmp_path / "s.json.bak").read_bytes() == before

@@ -184,7 +184,7 @@ class WindowExports(QMainWindow):
         # trials of other sizes it leaves out, as the command line's --at does)
         plan = export_sessions([session], fmt, path, self.model.constraints, self.model.weights, sources=sources,
                                templates=templates, kernel_dirs=[folder] if folder is not None else (),
-                               at=self.model.shown_problem())
+                               at=self.model.shown_problem(), check_output=lambda _checked: None)  # (checked above)
         # a rendered kernel not the one measured is said here, not only in the file
         self._exported(target, *([f"warning: {plan.template_changed}"] if plan.template_changed else []),
                        *(f"note: {note}" for note in plan.unfinished))

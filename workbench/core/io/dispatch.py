@@ -49,6 +49,7 @@ from workbench.core.io.export import (
     include_guard,
     provenance_label,
     reads_recorded_names,
+    replace_rule,
     sessions_provenance,
     slot_defines,
 )
@@ -810,15 +811,16 @@ def export_dispatch(
     sources: Sequence[str] | None = None,
     check_output: Callable[[Path], Any] | None = None,
     kernel_dirs: Sequence[str] = (),
+    force: bool = False,
 ) -> DispatchPlan:
-    """Plan, render and write atomically (nothing is written when it refuses; ``check_output`` as in export)."""
+    """Plan, render and write atomically (nothing is written when it refuses; ``check_output``, and
+    without it the rule of ``force``, as in :func:`workbench.core.io.export.export_sessions`)."""
     path = Path(out)
     if not path.parent.is_dir():
         raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
     plan, text = render_dispatch(sessions, fmt, tolerance, constraints, weights, parameter=parameter,
                                  sources=sources, kernel_dirs=kernel_dirs)
-    if check_output is not None:
-        check_output(path)
+    (check_output or replace_rule(force, sources or ()))(path)
     try:
         atomic_write(path, lambda handle: handle.write(text))
     except OSError as exc:  # named by the file asked for, not the temporary one, as the other exports

@@ -49,7 +49,8 @@ from workbench.core.domain.portability import device_of, max_min_pick
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import c_literal, c_string_body, likeliest_first, stands_in_for_another
-from workbench.core.io.export_seal import seal_json, seal_text
+from workbench.core.io.export_seal import seal_json, seal_text, unchanged_export
+from workbench.core.io.output_files import prepare_output, refuse_beside_journal
 from workbench.core.model.quality import outputs_compared
 
 FORMATS: tuple[str, ...] = ("header", "cuda", "json", "cupy")
@@ -534,6 +535,19 @@ def render_export(
     return plan, export_text(plan, fmt)
 
 
+def replace_rule(force: bool = False, inputs: Sequence[str | os.PathLike[str]] = ()) -> Callable[[Path], Path | None]:
+    """What an export called from a script may write over, as the command line's ``export``: not a
+    file a run's journal waits beside, not one of ``inputs`` (the sessions' files) unless ``force``,
+    an earlier export (one edited since kept as ``.bak``), and anything else only with ``force``
+    (kept as ``.bak``). The check returns the backup it kept, if any."""
+    def check(path: Path) -> Path | None:
+        refuse_beside_journal(path, "out", "tune --resume recovers them first")
+        return prepare_output(path, force=force, inputs=inputs, replaceable=is_export_file, pristine=unchanged_export,
+                              what="file exported by this workbench", flag="out", force_flag="force=True")
+
+    return check
+
+
 def export_sessions(
     sessions: Sequence[Session],
     fmt: str,
@@ -546,11 +560,15 @@ def export_sessions(
     check_output: Callable[[Path], Any] | None = None,
     kernel_dirs: Sequence[str | os.PathLike[str]] = (),
     at: Mapping[str, Any] | None = None,
+    force: bool = False,
 ) -> ExportPlan:
     """Plan, render and write an export atomically (nothing is written when it refuses).
 
     ``check_output(path)`` runs after the export is rendered and before it is written: the
     caller's rule for what may be replaced (so a bad session is reported before a bad path).
+    Without one, the command line's rule (:func:`replace_rule`): a file there is replaced only when
+    it is an earlier export, or with ``force`` (kept as ``.bak``). A script calling this wrote over
+    whatever the path named, the session it exported included.
     ``kernel_dirs``: template folders the user named (never the sessions' own; see :func:`find_template`).
     """
     path = Path(out)
@@ -558,8 +576,7 @@ def export_sessions(
         raise WorkbenchError(f"--out {path}: folder {path.parent} does not exist")
     plan, text = render_export(sessions, fmt, constraints, weights, sources=sources, templates=templates,
                                kernel_dirs=kernel_dirs, at=at)
-    if check_output is not None:
-        check_output(path)
+    (check_output or replace_rule(force, sources or ()))(path)
     try:
         atomic_write(path, lambda handle: handle.write(text))
     except OSError as exc:  # (a full disk, a read-only mount: named by the file asked for, not the temporary one)

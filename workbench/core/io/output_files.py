@@ -238,6 +238,7 @@ def prepare_output(
     pristine: Callable[[Path], bool] = lambda _: True,
     what: str = "output",
     flag: str = "--out",
+    force_flag: str = "--force",
 ) -> Path | None:
     """Check ``path`` as a command's output; with ``force``, keep an existing file as ``.bak``.
 
@@ -245,7 +246,8 @@ def prepare_output(
     is replaced without ``--force``; ``pristine(path)``: such a file is as the command wrote it. One
     that is not (edited since) is kept as ``.bak`` before it is replaced, so the edits survive.
     Returns the backup it kept, if any. Raises :class:`WorkbenchError` with one line that says what
-    is there and how to proceed; nothing is written or moved when it raises.
+    is there and how to proceed (``force_flag``: how the caller says "replace it", the command
+    line's ``--force``, a function's ``force=True``); nothing is written or moved when it raises.
     """
     p = Path(path)
     check_folder(p, flag)
@@ -257,11 +259,11 @@ def prepare_output(
     if any(same_file(p, source) for source in inputs):
         if not force:
             raise WorkbenchError(f"{flag} {p}: is this command's input; writing over it would lose it "
-                                 f"(--force replaces it, keeping it as {backup_path(p).name})")
+                                 f"({force_flag} replaces it, keeping it as {backup_path(p).name})")
     elif replaceable(p):
         return None if pristine(p) else keep_backup(p, flag)
     elif not force:
-        raise WorkbenchError(f"{flag} {p}: exists and is not a {what}; --force replaces it "
+        raise WorkbenchError(f"{flag} {p}: exists and is not a {what}; {force_flag} replaces it "
                              f"(keeping it as {backup_path(p).name})")
     return keep_backup(p, flag)
 
