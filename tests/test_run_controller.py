@@ -1172,6 +1172,39 @@ def test_an_objective_the_start_would_refuse_is_refused_mid_run_and_the_run_keep
     assert load_session(out).constraints.extra == (Bound("registers", "<=", 64.0),)
 
 
+def test_two_runs_over_one_session_object_take_turns_and_both_save(tmp_path: Path) -> None:
+    """Two runs prepared over one Session object (a script continuing it into two files) measured
+    into it at once, numbered their trials alike, and neither could be saved ("index: 10 appears
+    twice"). The second is refused while the first measures, keeps its lock, and runs afterwards."""
+    import threading
+
+    from workbench.runner.events import TrialFinished
+
+    first_out, second_out = tmp_path / "a.json", tmp_path / "b.json"
+    start = start_run(RunRequest(kernel="vector_add", backend="sim", budget=3, executor="inline"), first_out)
+    start.run()
+    session = load_session(first_out)
+    request = RunRequest(kernel="vector_add", backend="sim", budget=4, executor="inline")
+    first, second = prepare_run(request, session, first_out), prepare_run(request, session, second_out)
+    refused: list[str] = []
+
+    def try_second(event: object) -> None:
+        if isinstance(event, TrialFinished) and not refused:
+            with pytest.raises(WorkbenchError, match="is being measured by another run of this process") as caught:
+                second.run()
+            refused.append(str(caught.value))
+
+    first.subscribe(try_second)
+    worker = threading.Thread(target=first.run)
+    worker.start()
+    worker.join(60)
+    assert refused and first.saved and len(load_session(first_out).trials) == 3 + 4
+    with pytest.raises(SessionInUse):  # the refused run still holds its output
+        start_run(request, second_out)
+    assert second.run().reason == "budget" and second.saved  # its turn: numbered after the first's trials
+    assert [t.index for t in load_session(second_out).trials] == list(range(3 + 4 + 4))
+
+
 def test_a_file_copied_over_the_output_during_a_run_is_kept_as_bak(tmp_path: Path, monkeypatch, caplog) -> None:
     """The lock keeps other runs away, not a ``cp``: the final save wrote over the file put there."""
     import shutil

@@ -82,6 +82,7 @@ from workbench.runner.plan import (
     open_target,
     replacement_note,
 )
+from workbench.runner.running import measuring_into
 from workbench.runner.sweep import SizeRun, SweepRun
 from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, shown_value, strategy_class
 from workbench.search.listed import Listed
@@ -179,6 +180,8 @@ class Run:
         self.slots: tuple[str, ...] = ()
         self.multi_objective = False
         self.strategy_name = str(session.strategy.get("name") or "")
+        #: The sweep this run measures one size of (its session is the sweep's: see :mod:`running`).
+        self.measured_for: Any = None
 
     def run(self) -> RunFinished:
         """Run to the end; the engine saves the session; the lock is released however it ends.
@@ -187,11 +190,12 @@ class Run:
         without it, beside any writer that took the file meanwhile."""
         if self._started:
             raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
-        self._started = True
-        try:
-            return self.engine.run()
-        finally:
-            self.release()
+        with measuring_into(self.session, self.measured_for or self):  # (refused: not started, its lock kept)
+            self._started = True
+            try:
+                return self.engine.run()
+            finally:
+                self.release()
 
     def release(self) -> None:
         if self.lock is not None:

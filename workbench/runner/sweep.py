@@ -24,6 +24,7 @@ from workbench.core.domain.session import problem_key
 from workbench.core.domain.sizes import set_sweep_plan, sweep_plan, trials_by_problem
 from workbench.core.errors import WorkbenchError, counted
 from workbench.core.io.session_lock import SessionLock
+from workbench.runner.running import measuring_into
 from workbench.runner.events import EndReason, Event, Progress, RunFinished, Subscribers
 
 #: ``prepare(problem, budget) -> Run``: the controller's builder of one size's run.
@@ -194,7 +195,11 @@ class SweepRun:
         :meth:`workbench.runner.controller.Run.run`: a second run would write without the lock."""
         if self._started:
             raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
-        self._started = True
+        with measuring_into(self.session, self):  # (refused: not started, its lock kept)
+            self._started = True
+            return self._run_sizes()
+
+    def _run_sizes(self) -> RunFinished:
         self._t0 = time.monotonic()
         reason: EndReason = "budget"
         message = ""
@@ -211,6 +216,7 @@ class SweepRun:
                 self.saved = False  # until this size's run has written the session (its prepare may fail)
                 run = self._prepare(item.problem, item.budget)
                 run.engine.share_output_lock(self._output_lock)
+                run.measured_for = self
                 with self._lock:
                     self.current = self._checker = run
                     objective, paused, stopped = self._objective, self._paused, self._stopped
