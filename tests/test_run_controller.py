@@ -1205,6 +1205,33 @@ def test_two_runs_over_one_session_object_take_turns_and_both_save(tmp_path: Pat
     assert [t.index for t in load_session(second_out).trials] == list(range(3 + 4 + 4))
 
 
+def test_a_subscriber_that_raises_is_said_once_and_the_run_measures_and_saves_all(tmp_path: Path, caplog) -> None:
+    """A script's callback that raised ended the run with its error after a few trials and skipped
+    the final save: the trials were in the journal only, and the next plain start asked for
+    --resume. The run goes on; the error is said once, with its traceback."""
+    import logging
+
+    from workbench.runner.events import TrialFinished
+
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel="vector_add", backend="sim", budget=6, executor="inline"), out)
+    calls: list[int] = []
+
+    def broken(event: object) -> None:
+        if isinstance(event, TrialFinished):
+            calls.append(event.trial.index)
+            if len(calls) >= 3:
+                raise ValueError("a bug in the script's callback")
+
+    run.subscribe(broken)
+    with caplog.at_level(logging.ERROR, logger="workbench.runner.events"):
+        finished = run.run()
+    assert finished.reason == "budget" and run.saved and len(load_session(out).trials) == 6
+    assert len(calls) == 6  # it still gets every event
+    said = [r for r in caplog.records if "a subscriber of the run" in r.getMessage()]
+    assert len(said) == 1 and "raised on TrialFinished" in said[0].getMessage() and said[0].exc_info is not None
+
+
 def test_a_file_copied_over_the_output_during_a_run_is_kept_as_bak(tmp_path: Path, monkeypatch, caplog) -> None:
     """The lock keeps other runs away, not a ``cp``: the final save wrote over the file put there."""
     import shutil

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Callable, Literal
 
 from workbench.core.domain.measurement import Trial
 from workbench.core.domain.space import Config
+
+_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,7 @@ class Subscribers:
     def __init__(self) -> None:
         self._callbacks: list[Callable[[Event], None]] = []
         self._lock = threading.Lock()
+        self._failed: set[int] = set()  # ids of callbacks whose error was said (see emit)
 
     def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
         """Call ``callback(event)`` for every event from now on; returns an unsubscriber."""
@@ -95,7 +99,21 @@ class Subscribers:
         return unsubscribe
 
     def emit(self, event: Event) -> None:
+        """Deliver ``event`` to every callback. One that raises is said once, with its traceback,
+        and keeps getting events: raised on through the engine, a script's failing callback ended
+        the run at once and skipped its final save (the trials were left in the journal only), and
+        a window's would stop the progress it shows. (``KeyboardInterrupt`` and other exits still
+        pass: they are the person's, or the program's, to stop the run with.)"""
         with self._lock:
             callbacks = list(self._callbacks)
         for callback in callbacks:
-            callback(event)
+            try:
+                callback(event)
+            except Exception:  # noqa: BLE001 - an observer's fault is not the run's
+                with self._lock:
+                    said = id(callback) in self._failed
+                    self._failed.add(id(callback))
+                if not said:
+                    _log.error("a subscriber of the run (%r) raised on %s; the run goes on, and further "
+                               "errors of this subscriber are not said", callback, type(event).__name__,
+                               exc_info=True)
