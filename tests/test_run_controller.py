@@ -612,6 +612,23 @@ def test_the_lock_names_its_owner_within_one_process(tmp_path: Path) -> None:
     SessionLock(out).acquire().release()
 
 
+def test_a_run_prepared_and_dropped_lets_go_of_its_output(tmp_path: Path) -> None:
+    """A script's run prepared and never run kept its output locked until the process ended: a
+    notebook cell run again was refused ("in use by pid" of itself) until the kernel restarted.
+    Dropped, it lets go; while it is held the refusal says it is this process's own run."""
+    import gc
+
+    out = tmp_path / "s.json"
+    run = start_run(RunRequest(kernel="vector_add", backend="sim", budget=2, executor="inline"), out)
+    with pytest.raises(SessionInUse, match=r"\(this process: a run of it still holds the file; .*release\(\)"):
+        start_run(RunRequest(kernel="vector_add", backend="sim", budget=2, executor="inline"), out)
+    del run
+    gc.collect()
+    again = start_run(RunRequest(kernel="vector_add", backend="sim", budget=2, executor="inline"), out)
+    assert again.run().reason == "budget" and len(load_session(out).trials) == 2
+    assert not lock_path(out).exists()
+
+
 def test_a_run_runs_once_so_it_never_writes_without_its_lock(tmp_path: Path) -> None:
     """The lock is let go when a run ends; a second run() of the same run would write the session
     unguarded (beside a writer that took the file meanwhile), so it is refused in one line."""

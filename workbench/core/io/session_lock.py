@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import weakref
 from pathlib import Path
 from types import TracebackType
 
@@ -81,6 +82,20 @@ def _regular(path: Path, fd: int) -> int:
     return fd
 
 
+def _let_go(fd: int, path: Path, owner: int | None = None) -> None:
+    """Remove the lock file ``fd`` holds at ``path`` (only that file: one put there meanwhile stays)
+    and close it, which lets go of the lock. ``owner``: the pid that took it; a process forked from
+    it (which inherits the finalizer, see :meth:`SessionLock.acquire`) leaves the owner's lock alone."""
+    if owner is not None and os.getpid() != owner:
+        return
+    try:
+        if os.path.samestat(os.fstat(fd), os.stat(path, follow_symlinks=False)):
+            os.unlink(path)
+    except OSError:
+        pass
+    os.close(fd)
+
+
 class SessionLock:
     """Exclusive, non-blocking ownership of a session file for as long as a run writes it."""
 
@@ -90,6 +105,7 @@ class SessionLock:
         # (or none) once the working folder changed or was removed meanwhile.
         self.path = fixed_path(lock_path(session_path))
         self._fd: int | None = None
+        self._finalizer: weakref.finalize | None = None
 
     @property
     def held(self) -> bool:
@@ -111,6 +127,9 @@ class SessionLock:
                 os.close(fd)
                 if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
                     who = f"pid {owner}" if owner else "another process"
+                    if owner == str(os.getpid()):  # a script's own run, prepared and not run (or running)
+                        who += (" (this process: a run of it still holds the file; let it end, or call "
+                                "release() on a run prepared and not run)")
                     raise SessionInUse(f"{self.session_path} is in use by {who}") from None
                 raise WorkbenchError(f"{self.path}: cannot lock ({exc.strerror or exc})") from None
             # The previous owner may have removed the file between our open and our lock: then we
@@ -138,6 +157,10 @@ class SessionLock:
             self.release()
             raise write_error(f"{self.path}: cannot write the lock file ({exc.strerror or exc})", exc) from None
         self._fd = fd
+        # Let go when the lock is dropped unreleased (a script's run prepared and never run): the
+        # file stayed locked by its own process until that process ended, and every later start
+        # on it in a notebook was refused.
+        self._finalizer = weakref.finalize(self, _let_go, fd, self.path, os.getpid())
         return self
 
     def release(self) -> None:
@@ -145,12 +168,10 @@ class SessionLock:
         Only the file this lock holds is removed: one put at the path meanwhile stays."""
         if self._fd is None:
             return
-        try:
-            if os.path.samestat(os.fstat(self._fd), os.stat(self.path, follow_symlinks=False)):
-                os.unlink(self.path)
-        except OSError:
-            pass
-        os.close(self._fd)
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        _let_go(self._fd, self.path)
         self._fd = None
 
     def lent(self) -> "SessionLock":
