@@ -599,3 +599,19 @@ def test_among_equal_scores_the_faster_config_is_recommended_then_the_earlier() 
     r = rank(trials, Constraints(), Weights({"latency_ms": 0, "quality": 1}))
     assert r.score[0] == r.score[2] == r.score[3]
     assert r.order.tolist() == [2, 3, 0, 1] and r.best == 2
+
+
+def test_one_bound_as_text_and_a_row_outside_the_ranking_are_said_not_misread() -> None:
+    """``Constraints(extra="latency_ms <= 2")`` was read letter by letter ("constraint 'l'"), and
+    ``Ranking.explain(-1)`` explained the last trial as if asked for it."""
+    from workbench.core.domain.objective import Bound, Constraints, rank
+    from workbench.core.errors import WorkbenchError
+
+    assert Constraints(extra="latency_ms <= 2").extra == (Bound("latency_ms", "<=", 2.0),)
+    assert Constraints(extra=Bound("registers", "<=", 32.0)).extra == (Bound("registers", "<=", 32.0),)
+    trials = [ok(0, latency_ms=1.0), ok(1, latency_ms=2.0)]
+    ranking = rank(trials)
+    assert ranking.explain(1).startswith("2nd lowest latency")
+    for row in (-1, 2):
+        with pytest.raises(WorkbenchError, match=rf"row {row}: the ranking has rows 0 to 1"):
+            ranking.explain(row)

@@ -1180,7 +1180,7 @@ def test_an_objective_the_start_would_refuse_is_refused_mid_run_and_the_run_keep
         assert (run.session.constraints, run.session.weights, dict(run.session.strategy)) == kept
         assert run.objective is None or run.objective.constraints == kept[0]
     with pytest.raises(WorkbenchError, match="takes an Objective"):
-        run.set_objective(Constraints(max_latency_ms=1.0))  # type: ignore[arg-type]
+        run.set_objective(Constraints(max_latency_ms=1.0))
     run.set_objective(Objective(Constraints(extra=(Bound("registers", "<=", 64.0),))))  # a metric the backend declares
     assert run.run().reason == "budget"
     with pytest.raises(WorkbenchError, match=r"the run has ended \(budget\)"):
@@ -1739,6 +1739,22 @@ def test_re_measuring_or_sweeping_a_session_whose_indices_are_used_up_is_refused
     refused = cli("tune", "--resume", str(session), "--sizes", "m=64,128", "--budget", "2")
     assert "leaves room for 0 more trials" in one_line_error(refused)
     assert session.read_bytes() == before
+
+
+@pytest.mark.parametrize("field, value, kind", [
+    ("budget", "10", "a whole number"), ("workers", 2.0, "a whole number"), ("kernel", 123, "text"),
+    ("constraints", {"max_latency_ms": 1.0}, "a Constraints"), ("weights", {"latency_ms": 1.0}, "a Weights"),
+    ("objectives", "latency_ms", "a list or tuple of text (not one string)"), ("devices", 0, "a list or tuple"),
+    ("sizes", {"n"}, "a dict"), ("time_limit_s", "60", "a number"), ("warm_start", 1, "True or False"),
+])
+def test_a_request_of_the_wrong_kind_of_value_is_refused_where_it_is_built(field, value, kind) -> None:
+    """A script's RunRequest(budget="10") failed deep in the run with a TypeError, a dict of
+    constraints with an AttributeError, and objectives="latency_ms" was read letter by letter."""
+    with pytest.raises(WorkbenchError, match=rf"^RunRequest {field}: expected {re.escape(kind)}"):
+        RunRequest(**{"kernel": "vector_add", field: value})
+    # a path object names a file as its text does
+    assert RunRequest(kernel=Path("bench.py"), kernel_dirs=[Path("k")]).kernel_dirs == ("k",)
+    assert RunRequest(kernel=Path("bench.py")).kernel == "bench.py"
 
 
 @pytest.mark.parametrize("seed", [-1, 2**63, 1.5])

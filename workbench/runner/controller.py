@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import logging
+import numbers
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -96,6 +97,46 @@ log = logging.getLogger(__name__)
 FIRST_VALID_SEARCH_S = 5.0
 
 
+#: The kind of value each field of a :class:`RunRequest` takes (None aside: "not said").
+_REQUEST_KINDS = {
+    **dict.fromkeys(("kernel", "backend", "replay", "gpu_model", "strategy", "executor", "ray_address"), "text"),
+    **dict.fromkeys(("device", "budget", "patience", "workers"), "whole"),  # (a seed is checked with its range)
+    **dict.fromkeys(("time_limit_s", "prune_keep", "compile_timeout_s", "run_timeout_s"), "number"),
+    **dict.fromkeys(("noise", "allow_mixed_gpus", "warm_start", "trust_session_code"), "flag"),
+    **dict.fromkeys(("problem", "backend_options", "strategy_options", "domains", "sizes"), "mapping"),
+    **dict.fromkeys(("kernel_dirs", "objectives", "restrictions"), "texts"),
+    "devices": "wholes", "constraints": "constraints", "weights": "weights", "spec": "spec",
+}
+_KIND_WORDS = {
+    "text": "text", "whole": "a whole number", "number": "a number", "flag": "True or False",
+    "mapping": "a dict", "texts": "a list or tuple of text (not one string)",
+    "wholes": "a list or tuple of whole numbers", "constraints": "a Constraints (workbench.core.domain.objective)",
+    "weights": "a Weights (workbench.core.domain.objective)", "spec": "a BackendSpec",
+}
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _of_kind(value: Any, kind: str) -> bool:
+    """Whether ``value`` is of ``kind`` (a key of :data:`_KIND_WORDS`)."""
+    if kind == "text":
+        return isinstance(value, str)
+    if kind == "whole":
+        return _whole(value)
+    if kind == "number":
+        return isinstance(value, numbers.Real) and not isinstance(value, bool)
+    if kind == "flag":
+        return isinstance(value, bool)
+    if kind == "mapping":
+        return isinstance(value, Mapping)
+    if kind in ("texts", "wholes"):
+        return (isinstance(value, (list, tuple)) and
+                all(isinstance(item, str) if kind == "texts" else _whole(item) for item in value))
+    return isinstance(value, {"constraints": Constraints, "weights": Weights, "spec": BackendSpec}[kind])
+
+
 @dataclass(frozen=True)
 class RunRequest:
     """What a person asked for. ``None`` means "not said": a new session takes the default, a
@@ -147,6 +188,24 @@ class RunRequest:
     #: measures the best configs of the nearest sizes already measured.
     sizes: Mapping[str, Sequence[Any]] | None = None
     warm_start: bool | None = None
+
+    def __post_init__(self) -> None:
+        """Each field's kind checked where a script builds the request: a budget of ``"10"``, a
+        dict for the constraints or a string for the objectives failed deep in the run with a
+        ``TypeError`` or ``AttributeError``, or were read letter by letter ("metric 'l'"). A path
+        object for the kernel, the replay or a kernel folder is taken as its text."""
+        for name in ("kernel", "replay"):
+            value = getattr(self, name)
+            if isinstance(value, os.PathLike):
+                object.__setattr__(self, name, os.fspath(value))
+        if not isinstance(self.kernel_dirs, (str, bytes)) and isinstance(self.kernel_dirs, Iterable):
+            object.__setattr__(self, "kernel_dirs", tuple(
+                os.fspath(d) if isinstance(d, os.PathLike) else d for d in self.kernel_dirs))
+        for name, kind in _REQUEST_KINDS.items():
+            value = getattr(self, name)
+            if value is not None and not _of_kind(value, kind):
+                raise WorkbenchError(f"RunRequest {name}: expected {_KIND_WORDS[kind]}, got {value!r} "
+                                     f"({type(value).__name__})")
 
     def settings_overrides(self) -> dict[str, Any]:
         names = ("time_limit_s", "patience", "prune_keep", "workers", "executor", "ray_address", "devices",

@@ -285,7 +285,9 @@ class Constraints:
             if value is not None:
                 object.__setattr__(self, name, _number(value, name))
         extra = []
-        for item in self.extra:
+        # one bound given as text, not in a tuple: read letter by letter it said "constraint 'l'"
+        given = (self.extra,) if isinstance(self.extra, (str, Bound)) else self.extra
+        for item in given:
             if isinstance(item, str):
                 item = Bound.parse(item)
             elif isinstance(item, Mapping):
@@ -973,8 +975,12 @@ class Ranking:
                 f"{'its weight ranks' if one else 'their weights rank'} nothing")
 
     def explain(self, i: int) -> str:
-        """One line saying why row ``i`` is where it is."""
+        """One line saying why row ``i`` is where it is (a row of the trials ranked, from 0: a
+        negative one, which NumPy read from the end, explained another trial unsaid)."""
         i = int(i)
+        if not 0 <= i < len(self.table):
+            raise WorkbenchError(f"row {i}: the ranking has rows 0 to {len(self.table) - 1}" if len(self.table)
+                                 else f"row {i}: the ranking has no rows")
         table = self.table
         if not table.ok[i]:
             status = table.statuses[i].value
