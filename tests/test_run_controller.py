@@ -1752,8 +1752,13 @@ def test_a_request_of_the_wrong_kind_of_value_is_refused_where_it_is_built(field
     constraints with an AttributeError, and objectives="latency_ms" was read letter by letter."""
     with pytest.raises(WorkbenchError, match=rf"^RunRequest {field}: expected {re.escape(kind)}"):
         RunRequest(**{"kernel": "vector_add", field: value})
-    # a path object names a file as its text does
+    # a path object names a file as its text does; NumPy's numbers, flags and arrays are taken
     assert RunRequest(kernel=Path("bench.py"), kernel_dirs=[Path("k")]).kernel_dirs == ("k",)
+    import numpy as np
+
+    taken = RunRequest(kernel="k", budget=np.int64(3), noise=np.bool_(False), time_limit_s=np.float32(2.5),
+                       devices=np.array([0, 1]))
+    assert taken.devices == (0, 1) and taken.budget == 3
     assert RunRequest(kernel=Path("bench.py")).kernel == "bench.py"
 
 

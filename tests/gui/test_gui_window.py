@@ -391,6 +391,21 @@ def test_moving_a_constraint_during_a_size_sweep_retargets_it(window, qtbot):
     assert window.wait_for_run(60)
 
 
+def test_a_constraint_moved_as_the_run_ends_is_kept_for_the_views_and_said_not_raised(window, qtbot):
+    """The run refuses a new objective once it has ended; a slider moved after the engine ended and
+    before the window handled its end raised that refusal out of the slot (a screenshot run exited 1)."""
+    window.start_run({"kernel": "vector_add", "backend": "sim", "strategy": "random", "budget": 2,
+                      "options": {"compile": "estimate"}})
+    messages: list[str] = []
+    window.statusBar().messageChanged.connect(messages.append)
+    assert window.engine_thread.wait(60_000)  # the engine ended; its run_finished signal is not handled yet
+    assert window.running
+    window.model.set_constraints(max_latency_ms=0.5)  # what the slider does
+    assert any(m.startswith("the run keeps its objective: the run has ended") for m in messages), messages
+    assert window.model.constraints.max_latency_ms == 0.5  # the views rank by it
+    assert window.wait_for_run(30)
+
+
 def test_start_with_another_strategy_says_it_continues_the_open_session(window, qtbot):
     """Picking another strategy and pressing Start added to the same session without a word: a
     teacher comparing random with agents saw one chart of both and one recommendation."""

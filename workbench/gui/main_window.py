@@ -634,10 +634,10 @@ class MainWindow(WindowRuns):
         try:
             self.model.constraints.check_possible()  # a limit no measurement could meet is not searched for
             objective = Objective(self.model.constraints, self.model.weights, running)
+            engine.set_objective(objective)  # refused once the run has ended (its end not yet shown)
         except WorkbenchError as exc:
             self.statusBar().showMessage(f"the run keeps its objective: {window_message(exc)}", 8000)
             return
-        engine.set_objective(objective)
         # said, so a change mid-run is not taken for a re-ranking of what was measured alone
         described = objective.describe()
         # as the views write a limit (latency_ms <= 0.610487), not a slider position's every digit

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence, cast
 
+import numpy as np
+
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.backends.python import CODE_HASH_OPTION, code_identities, host_device_name
 from workbench.backends.replay import load_recording, reading_now
@@ -128,7 +130,7 @@ def _of_kind(value: Any, kind: str) -> bool:
     if kind == "number":
         return isinstance(value, numbers.Real) and not isinstance(value, bool)
     if kind == "flag":
-        return isinstance(value, bool)
+        return isinstance(value, (bool, np.bool_))
     if kind == "mapping":
         return isinstance(value, Mapping)
     if kind in ("texts", "wholes"):
@@ -193,11 +195,16 @@ class RunRequest:
         """Each field's kind checked where a script builds the request: a budget of ``"10"``, a
         dict for the constraints or a string for the objectives failed deep in the run with a
         ``TypeError`` or ``AttributeError``, or were read letter by letter ("metric 'l'"). A path
-        object for the kernel, the replay or a kernel folder is taken as its text."""
+        object for the kernel, the replay or a kernel folder is taken as its text, NumPy's numbers
+        and flags as numbers and flags."""
         for name in ("kernel", "replay"):
             value = getattr(self, name)
             if isinstance(value, os.PathLike):
                 object.__setattr__(self, name, os.fspath(value))
+        for name in ("devices", "objectives", "restrictions"):  # a NumPy array of them as the list it holds
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                object.__setattr__(self, name, tuple(value.tolist()))
         if not isinstance(self.kernel_dirs, (str, bytes)) and isinstance(self.kernel_dirs, Iterable):
             object.__setattr__(self, "kernel_dirs", tuple(
                 os.fspath(d) if isinstance(d, os.PathLike) else d for d in self.kernel_dirs))

@@ -182,7 +182,7 @@ class SweepRun:
         with self._lock:
             self._objective = objective
             current = self.current
-        if current is not None:
+        if current is not None and current.engine.finished is None:  # (one that ended: the next size takes it)
             current.set_objective(objective)
 
     def release(self) -> None:
