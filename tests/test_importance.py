@@ -115,11 +115,29 @@ def test_nothing_feasible_gives_a_reason() -> None:
     assert not imp.available and "feasible" in imp.reason
 
 
+@pytest.mark.parametrize("n, feasible", [(100, 7), (200, 14), (82, 7), (100, 9)])
+def test_a_feasible_count_that_rounds_up_in_floating_point_still_makes_the_top_group(n: int, feasible: int) -> None:
+    """7 feasible of 100 gave no figures ("no slot separates the best trials"): the top group was
+    handed to Optuna as the quantile 7 / 100, of which it keeps ceil(0.07 * 100) = 8 trials, the
+    8th an infeasible one scored 0 and tied with every other: all 100 were "the best"."""
+    trials = make_trials(n, seed=1)
+    latencies = sorted(t.metric("latency_ms") for t in trials)
+    limit = (latencies[feasible - 1] + latencies[feasible]) / 2
+    imp = slot_importance(trials, NAMES, target=SCORE, domains=DOMAINS, constraints=Constraints(max_latency_ms=limit))
+    assert imp.available and imp.reason == "", imp.reason
+    assert sum(imp.shares.values()) == pytest.approx(1.0) and max(imp.shares.values()) > 0
+
+
 def test_large_sessions_are_subsampled() -> None:
     """How long this takes is bench/core_speed.py's row ``importance``."""
     trials = make_trials(5000, seed=6)
     imp = slot_importance(trials, NAMES, domains=DOMAINS, max_trials=2000)
     assert imp.n_trials == 2000 and list(imp.shares)[0] == "block"
+    # said wherever the shares are ("2000 trials" of 5000 read as all of them)
+    assert imp.sampled_from == 5000 and imp.counted == "2000 trials (a seeded sample of the 5000)"
+    assert imp.to_dict()["sampled_from"] == 5000
+    whole = slot_importance(trials[:300], NAMES, domains=DOMAINS)
+    assert whole.sampled_from is None and whole.counted == "300 trials"
 
 
 def test_value_distributions_per_slot_value() -> None:

@@ -148,7 +148,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
         else:
             importance = session_importance(session, constraints, weights, targets=("score",), trials=ranked)["score"]
             out["importance"] = {k: round(v, 4) for k, v in importance.shares.items()}
-            out["importance_note"] = importance.reason or importance.method
+            out["importance_note"] = importance.reason or f"{importance.method}, over {importance.counted}"
             out["importance_fixed"] = list(importance.fixed)  # slots of one declared value: no share
     if objectives:
         from workbench.core.domain.search_objective import Objective

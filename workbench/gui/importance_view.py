@@ -308,7 +308,7 @@ class ImportanceView(QWidget):
             self._order = list(self.importance.shares)
             fixed = self.importance.fixed
             left_out = (f" Not shown, one value each: {', '.join(fixed)}." if fixed else "")
-            self.status.setText(f"{self.importance.n_trials} trials, {self.importance.method}. "
+            self.status.setText(f"{self.importance.counted}, {self.importance.method}. "
                                 "A share says how much a slot matters, not which value wins (the latency plot "
                                 "shows that), among the configs measured: a slot the search settled early varies "
                                 "little among them and looks unimportant (a random run's shares are the "

@@ -13,8 +13,11 @@ tuning question: which decisions must be right to land in the top group. Why thi
 - rank based: only the order of the target matters, so latency in ms or its log give the same
   answer, and one huge outlier cannot dominate.
 
-Every slot is handed to Optuna as a ``CategoricalDistribution`` of its domain: domains are short
-lists, and treating ``block_size`` 32..1024 as categories makes no smoothness assumption.
+A slot is handed to Optuna as a ``CategoricalDistribution`` of its domain: domains are mostly
+short lists, and treating ``block_size`` 32..1024 as categories makes no smoothness assumption. A
+numeric slot of more values than :data:`MAX_CATEGORICAL_NUMBERS` is a range instead (see
+:func:`_distribution`): each of its values is seen about once, and as categories it looked
+uninformative whatever it did.
 
 Targets:
 
@@ -69,6 +72,16 @@ class Importance:
     #: Slots whose declared domain holds one value (a recording's parameter it never varied):
     #: left out of the shares, where a 0 % bar read as a finding about a slot nobody tuned.
     fixed: tuple[str, ...] = ()
+    #: The usable trials a seeded sample of :attr:`n_trials` was drawn from (None: all were used).
+    #: Said wherever the shares are: another sample moves them by a few points and can swap the
+    #: first two slots, and "2000 trials" of a 4,362-trial session read as all of them.
+    sampled_from: int | None = None
+
+    @property
+    def counted(self) -> str:
+        """``2000 trials (a seeded sample of the 4362)`` or ``80 trials``: what the shares are of."""
+        sample = f" (a seeded sample of the {self.sampled_from})" if self.sampled_from is not None else ""
+        return f"{self.n_trials} trials{sample}"
 
     @property
     def available(self) -> bool:
@@ -76,7 +89,8 @@ class Importance:
 
     def to_dict(self) -> dict[str, Any]:
         return {"target": self.target, "shares": dict(self.shares), "n_trials": self.n_trials,
-                "reason": self.reason, "method": self.method, "fixed": list(self.fixed)}
+                "sampled_from": self.sampled_from, "reason": self.reason, "method": self.method,
+                "fixed": list(self.fixed)}
 
 
 @dataclass(frozen=True)
@@ -158,15 +172,21 @@ def slot_importance(
         what = "trials" if target == SCORE else "successful trials with a latency"
         return Importance(target, n_trials=int(rows.size),
                           reason=f"{rows.size} {what}; importance needs at least {MIN_TRIALS}", fixed=fixed)
+    sampled_from = None
     if rows.size > max_trials:  # seeded subsample: deterministic and fast on huge recordings
+        sampled_from = int(rows.size)
         rows = np.sort(np.random.default_rng(seed).choice(rows, size=max_trials, replace=False))
         n_good = int(np.count_nonzero(values[rows] > 0)) if target == SCORE else rows.size
     if n_good < 2:
         return Importance(target, n_trials=int(rows.size),
-                          reason=f"{n_good} feasible trial(s); importance needs at least 2 to compare", fixed=fixed)
-    quantile = min(TOP_QUANTILE, n_good / rows.size)
-    if math.ceil(quantile * rows.size) < 2:
-        quantile = 2.0 / rows.size
+                          reason=f"{n_good} feasible trial(s); importance needs at least 2 to compare", fixed=fixed,
+                          sampled_from=sampled_from)
+    # the top group as a count, handed to Optuna as a quantile half a trial below it: Optuna keeps
+    # ceil(quantile * n) trials, and n_good / n * n can round up past n_good (7 / 100 * 100 =
+    # 7.000000000000001), which put a failed trial (score 0) at the cutoff and every trial, tied
+    # at 0, in the top group: no slot separated anything
+    top = max(2, min(math.ceil(TOP_QUANTILE * rows.size), n_good))
+    quantile = (top - 0.5) / rows.size
     varying = [n for n in names if len({trials[i].config[n] for i in rows}) > 1]
     shares = {n: 0.0 for n in names}
     if varying:
@@ -176,9 +196,10 @@ def slot_importance(
     total = sum(shares.values())
     if not total > 0:
         return Importance(target, n_trials=int(rows.size),
-                          reason="no slot separates the best trials from the rest", fixed=fixed)
+                          reason="no slot separates the best trials from the rest", fixed=fixed,
+                          sampled_from=sampled_from)
     ordered = dict(sorted(((k, v / total) for k, v in shares.items()), key=lambda kv: -kv[1]))
-    return Importance(target, ordered, n_trials=int(rows.size), fixed=fixed)
+    return Importance(target, ordered, n_trials=int(rows.size), fixed=fixed, sampled_from=sampled_from)
 
 
 def _ped_anova(trials: Sequence[Trial], values: np.ndarray, names: Sequence[str],
