@@ -133,8 +133,8 @@ def test_a_worker_runs_the_benchmark_code_it_checked_not_an_edit_saved_after_the
     identity = PythonBackend.target(_python(bench)).source_hash
     checked = python_backend.code_identities
 
-    def check_then_edit(data: bytes) -> frozenset[str]:
-        identities = checked(data)
+    def check_then_edit(data: bytes, folder: object = None) -> frozenset[str]:
+        identities = checked(data, folder)
         bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 0.001}\n")
         return identities
 
@@ -683,6 +683,35 @@ def test_a_benchmark_imports_the_modules_beside_it_not_the_workbenchs_folders(cl
     trials = json.loads(out.read_text())["trials"]
     assert [t["metrics"]["latency_ms"] for t in trials] == [2.5, 3.5]
     assert all(t["metrics"]["own"] == 1.0 for t in trials)
+
+
+def test_an_edit_of_a_module_beside_the_benchmark_is_other_code(cli, tmp_path: Path) -> None:
+    """A benchmark's identity was its own file's code alone: an edit of the ``helper.py`` it imports
+    was continued into the session unsaid, and trials of the old and the new code were ranked
+    together. A comment there is no edit; a session hashed before helpers counted continues."""
+    import workbench.backends.python as python_backend
+
+    (tmp_path / "helper.py").write_text("def cost(a):\n    return 0.1 + a\n")
+    bench = tmp_path / "uses_helper.py"
+    bench.write_text("from helper import cost\nSPACE = {'a': [1, 2, 3, 4]}\n"
+                     "def measure(config):\n    return {'latency_ms': cost(config['a'])}\n")
+    out = tmp_path / "s.json"
+    assert cli("tune", bench, "--strategy", "grid", "--budget", "1", "--quiet", "--out", out).returncode == 0
+    (tmp_path / "helper.py").write_text("# the cost model\ndef cost(a):\n    return 0.1 + a  # per item\n")
+    assert cli("tune", bench, "--resume", "--budget", "1", "--quiet", "--out", out).returncode == 0  # a comment
+    (tmp_path / "helper.py").write_text("def cost(a):\n    return 5.0 + a\n")
+    refused = cli("tune", bench, "--resume", "--budget", "1", "--quiet", "--out", out)
+    assert refused.returncode == 2 and "changed" in refused.stderr, refused.stderr
+    assert len(json.loads(out.read_text())["trials"]) == 2
+    # a session recorded before the modules beside a benchmark counted: its own code's hash
+    old = json.loads(out.read_text())
+    old["source_hash"] = python_backend._code_hash(bench.read_bytes())
+    out.write_text(json.dumps(old))
+    assert cli("tune", bench, "--resume", "--budget", "1", "--quiet", "--out", out).returncode == 0
+    # the module imports nothing beside it: its identity is what it was
+    lone = tmp_path / "lone.py"
+    lone.write_text("import os\nSPACE = {'a': [1]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
+    assert python_backend._code_hash(lone.read_bytes(), tmp_path) == python_backend._code_hash(lone.read_bytes())
 
 
 def test_a_declarations_answer_sent_as_its_reader_exits_is_read(monkeypatch) -> None:

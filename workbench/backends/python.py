@@ -340,15 +340,38 @@ def host_device_name() -> str:
 CODE_HASH_OPTION = "code_hash"
 
 
-def code_identities(data: bytes) -> frozenset[str]:
+def code_identities(data: bytes, folder: str | os.PathLike[str] | None = None) -> frozenset[str]:
     """Every hash a session of the benchmark whose file holds ``data`` may record: its code's
-    (:func:`_code_hash`) and its bytes' (sessions measured before the code was the identity). Read
-    from the text alone, so a file can be told to be another benchmark before it is imported."""
+    with the modules it imports from ``folder`` (:func:`_code_hash`), its code's alone (sessions
+    measured before the modules beside it counted) and its bytes' (sessions measured before the
+    code was the identity). Read from the text alone, so a file can be told to be another benchmark
+    before it is imported."""
     byte_hash = hashlib.sha256(data).hexdigest()[:16]
-    return frozenset({_code_hash(data) or byte_hash, byte_hash})
+    return frozenset({_code_hash(data, folder) or byte_hash, _code_hash(data) or byte_hash, byte_hash})
 
 
-def _code_hash(data: bytes) -> str | None:
+def _local_imports(tree: ast.AST, folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """(name, code hash) of each module ``tree`` imports (absolutely) that lies beside it in
+    ``folder`` as ``NAME.py``: the benchmark's folder comes first on its import path, so an edit
+    there is an edit of the code measured."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            names.add(node.module.split(".")[0])
+    found = []
+    for name in sorted(names):
+        try:
+            with open(os.path.join(folder, name + ".py"), "rb") as handle:
+                data = handle.read()
+        except OSError:
+            continue
+        found.append((name, _code_hash(data) or hashlib.sha256(data).hexdigest()[:16]))
+    return found
+
+
+def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None) -> str | None:
     """The identity of a benchmark's code: its parsed statements written out as every Python
     version writes them (:func:`pysyntax.stable_dump`), without docstrings, so a comment, a blank
     line or a reworded docstring keeps a session continuable (its bytes were the identity, and a
@@ -365,9 +388,12 @@ def _code_hash(data: bytes) -> str | None:
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
     try:
-        return hashlib.sha256(pysyntax.stable_dump(tree).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        text = pysyntax.stable_dump(tree)
     except RecursionError:
         return None
+    local = _local_imports(tree, folder) if folder is not None else []
+    text += "".join(f"\0{name}:{digest}" for name, digest in local)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class PythonBackend(Backend):
@@ -409,7 +435,7 @@ class PythonBackend(Backend):
         if not callable(getattr(module, "measure", None)):
             raise WorkbenchError(f"python benchmark {path} must define measure(config) -> dict")
         byte_hash = hashlib.sha256(data).hexdigest()[:16]
-        source_hash = _code_hash(data) or byte_hash
+        source_hash = _code_hash(data, os.path.dirname(os.path.abspath(path))) or byte_hash
         name = str(spec.options.get("kernel") or getattr(module, "NAME", "") or os.path.splitext(os.path.basename(path))[0])
         if len(name) > MAX_NAME_CHARS or not name.isprintable():  # the name reaches exports and file names
             raise WorkbenchError(f"python benchmark {path}: NAME must be one printable line of at most "
@@ -422,7 +448,7 @@ class PythonBackend(Backend):
             problem=dict(space.params),
             source_hash=source_hash,
             # sessions measured when the identity was the file's bytes continue while those are the same
-            earlier_hashes=frozenset({byte_hash} - {source_hash}),
+            earlier_hashes=frozenset({byte_hash, _code_hash(data) or byte_hash} - {source_hash}),
             device={
                 "name": host_device_name(),
                 "simulated": False,
@@ -446,7 +472,7 @@ class PythonBackend(Backend):
                     data = handle.read()
             except OSError as exc:
                 raise WorkbenchError(f"python benchmark {path}: cannot read it ({exc.strerror or exc})") from None
-            if str(expected) not in code_identities(data):
+            if str(expected) not in code_identities(data, os.path.dirname(os.path.abspath(path))):
                 raise WorkbenchError(f"python benchmark {path} changed since the run started, so its code is not "
                                      "the code this session measures; the run stops here, keeping what it measured "
                                      f"(tune {shlex.quote(path)} --out NEW.json measures the new code in a session "

@@ -694,7 +694,7 @@ def _holds_session_code(session: Session, path: Path) -> bool | None:
         data = path.read_bytes()
     except OSError:
         return None
-    return session.source_hash in code_identities(data)
+    return session.source_hash in code_identities(data, path.resolve().parent)
 
 
 def run_to_end(request: RunRequest, output: str | os.PathLike[str] | None, *,
