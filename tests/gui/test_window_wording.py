@@ -419,3 +419,44 @@ def test_a_session_of_a_folders_template_named_like_a_shipped_one_shows_no_shipp
         text, note = render_source(named, named.trials[0].config)
         assert ("__global__" in text) is shown, note
         assert shown or (f"comes from the folder {str(mine)!r}, which is not loaded" in note), note
+
+
+def test_the_source_shown_says_when_it_is_not_the_code_the_trials_ran(cli, tmp_path):
+    """An edited python benchmark and a template opened from another folder (another machine's
+    copy, an edited draft) were shown as the session's code, captioned as such: the command line
+    refused to continue the one and its export warned of the other. A benchmark no longer there
+    was "source file not found", without its path or the way back."""
+    import shutil
+
+    from workbench.core.domain.session import load_session
+    from workbench.gui.source_view import render_source
+
+    bench = tmp_path / "b.py"
+    bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 0.01 * c['a']}\n")
+    out = tmp_path / "b.json"
+    assert cli("tune", bench, "--strategy", "grid", "--budget", "2", "--quiet", "--out", out).returncode == 0
+    session = load_session(out)
+    assert render_source(session, session.trials[0].config)[1] == f"python benchmark {bench} (config passed to measure())"
+    bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 0.02 * c['a']}\n")
+    text, note = render_source(session, session.trials[0].config)
+    assert "0.02" in text and note.endswith("(the benchmark changed since this session was measured: this is not the "
+                                            "code its trials ran)"), note
+    bench.unlink()
+    assert render_source(session, session.trials[0].config) == (
+        "", f"python benchmark {bench} is not there: its source is not shown (tune NEW_PLACE/NAME.py --resume "
+            "SESSION records where it is now)")
+    # a template of one's own, opened from another folder holding other code of it
+    home, other = tmp_path / "home", tmp_path / "other"
+    examples = Path(__file__).resolve().parents[2] / "docs" / "examples" / "saxpy"
+    shutil.copytree(examples, home)
+    shutil.copytree(examples, other)
+    tuned = tmp_path / "saxpy.json"
+    assert cli("tune", "saxpy", "--kernel-dir", home, "--backend", "sim", "--resources", "estimated", "--budget", "2",
+               "--executor", "inline", "--quiet", "--out", tuned).returncode == 0
+    session = load_session(tuned)
+    assert "not the code" not in render_source(session, session.trials[0].config, opened={"saxpy": str(other)})[1]
+    source = next(other.glob("*.cu"))
+    source.write_text(source.read_text().replace("out[i] = a * x[i] + y[i]", "out[i] = a * x[i] * 2.0f + y[i]"))
+    text, note = render_source(session, session.trials[0].config, opened={"saxpy": str(other)})
+    assert "2.0f" in text and note == (f"saxpy.cu rendered for this config (not the code its trials ran: the template "
+                                       f"in {other} is not the one this session measured)"), note

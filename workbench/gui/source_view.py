@@ -67,8 +67,16 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
     if session.kind == "python":
         path = options.get("path")
         if path and Path(path).is_file():
-            return Path(path).read_text(), f"python benchmark {path} (config passed to measure())"
-        return "", "python benchmark: source file not found"
+            from workbench.backends.python import code_identities
+
+            data = Path(path).read_bytes()
+            # (an edit since: the command line refuses to continue it; shown, the file passed for the code measured)
+            changed = (f" ({BENCHMARK_CHANGED}: this is not the code its trials ran)"
+                       if session.source_hash and session.source_hash not in code_identities(data, Path(path).resolve().parent)
+                       else "")
+            return data.decode("utf-8", "replace"), f"python benchmark {path} (config passed to measure()){changed}"
+        return "", (f"python benchmark {path or '(none recorded)'} is not there: its source is not shown "
+                    "(tune NEW_PLACE/NAME.py --resume SESSION records where it is now)")
     folder = (opened or {}).get(session.kernel)
     try:  # the shipped library, and a folder the person opened: one the file names is never imported
         template = _template(session.kernel, (folder,) if folder else ())
@@ -94,6 +102,10 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
         return "", (f"the template named {session.kernel!r} on this machine has other slots than this session "
                     "(a recording of another kernel of that name has no source here)")
     changed = f" ({TEMPLATE_CHANGED}: this is not the code its trials ran)" if code_changed(session, template) else ""
+    if not changed and opened_here is not None and _other_code(session, template):
+        # a folder opened for this kernel (another machine's copy, an edited draft): no recorded
+        # home to compare with, and its code passed for the code measured, where export warned
+        changed = f" (not the code its trials ran: the template in {folder} is not the one this session measured)"
     try:
         return (template.render(config, session.problem if problem is None else dict(problem)),
                 f"{template.name}.cu rendered for this config{changed}")
@@ -103,6 +115,7 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
 
 #: What the source view's note (and Compare's diff) says of a template edited since the session.
 TEMPLATE_CHANGED = "the template changed since this session was measured"
+BENCHMARK_CHANGED = "the benchmark changed since this session was measured"
 
 
 def code_changed(session: Session, template: Any) -> bool:
@@ -111,10 +124,14 @@ def code_changed(session: Session, template: Any) -> bool:
     the session's nor an earlier hash of the same code. A template of that name from another
     folder is another template, of which nothing is claimed; a session of another backend (a
     recording, a python benchmark) is never so."""
+    return _other_code(session, template) and _same_home(session, template)
+
+
+def _other_code(session: Session, template: Any) -> bool:
+    """Whether ``template`` is not the code ``session`` (of a template, simulated or measured) ran."""
     backend = session.backend if isinstance(session.backend, dict) else {}
-    if backend.get("kind") not in ("sim", "cuda") or not session.source_hash or not _same_home(session, template):
-        return False
-    return not template.is_code_of(session.source_hash)
+    return (backend.get("kind") in ("sim", "cuda") and bool(session.source_hash)
+            and not template.is_code_of(session.source_hash))
 
 
 def _same_home(session: Session, template: Any) -> bool:
