@@ -370,3 +370,23 @@ def test_the_way_back_to_aborted_candidates_is_a_command_that_works_as_written(t
     assert any(t.ok for t in session.trials) and any(t.status is Status.ABORTED for t in session.trials)
     assert not any(t.ok and t.metric("latency_ms") <= 3 for t in session.trials)  # nothing feasible
     assert "stopped early as hopeless under a latency limit" in finished.stdout, finished.stdout
+
+
+def test_remeasuring_from_another_kernel_folder_records_it_as_a_continued_run_does(cli, tmp_path: Path) -> None:
+    """``--remeasure-aborted --kernel-dir DIR`` ran the template from DIR and kept the old folder
+    in the session, so later refusals sent the person to a folder that was not the one in use."""
+    import shutil
+
+    examples = Path(__file__).resolve().parents[1] / "docs" / "examples" / "saxpy"
+    home, moved = tmp_path / "home", tmp_path / "moved"
+    shutil.copytree(examples, home)
+    out = tmp_path / "s.json"
+    assert cli("tune", "saxpy", "--kernel-dir", home, "--backend", "sim", "--resources", "estimated", "--budget", "4",
+               "--max-latency-ms", "1e-6", "--executor", "inline", "--quiet", "--out", out).returncode == 0
+    assert all(t.status is Status.ABORTED for t in load_session(out).trials)
+    shutil.move(home, moved)
+    done = cli("tune", "--remeasure-aborted", "--out", out, "--max-latency-ms", "100", "--kernel-dir", moved, "--quiet")
+    assert done.returncode == 0, done.stderr
+    session = load_session(out)
+    assert session.backend["options"]["kernel_dirs"] == [str(moved)], session.backend["options"]
+    assert sum(t.ok for t in session.trials) == 4

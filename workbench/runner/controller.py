@@ -1258,6 +1258,7 @@ def remeasure_aborted(path: str | os.PathLike[str], request: RunRequest = RunReq
             return None, _nothing_to_remeasure(session, objective.constraints)
         spec = _spec_for_continue(request, session)
         _check_continues(spec, session, [problem for problem, _configs in groups])
+        session.backend = spec.to_dict()  # (the folder or file given now, as a continued run records it)
         session.constraints, session.weights = objective.constraints, objective.weights
         settings = session.run.merged(request.settings_overrides())
         check_workers(settings.workers, "local")  # these runs always use the local pool
