@@ -740,3 +740,20 @@ def test_a_declarations_answer_sent_as_its_reader_exits_is_read(monkeypatch) -> 
     bench = Path(__file__).parent / "fixtures" / "trivial_bench.py"
     target = read_target(_python(bench))
     assert target.space is not None and not first["wait"]
+
+
+def test_a_benchmark_renamed_since_its_session_is_refused_saying_how_the_session_knows_its_file(cli, tmp_path) -> None:
+    """"the session is of 'mybench', not of 'renamed.py'" did not say that the file's name is how
+    the session finds it, nor what to do instead."""
+    bench = tmp_path / "mybench.py"
+    bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 1.0 + c['a']}\n")
+    out = tmp_path / "s.json"
+    assert cli("tune", bench, "--strategy", "grid", "--budget", "1", "--quiet", "--out", out).returncode == 0
+    renamed = tmp_path / "renamed.py"
+    bench.rename(renamed)
+    refused = cli("tune", renamed, "--resume", "--budget", "1", "--quiet", "--out", out)
+    assert refused.returncode == 2
+    assert refused.stderr.strip() == (
+        f"error: the session is of 'mybench', not of '{renamed}' (a python benchmark's session follows its file "
+        f"by name: continue it with the file named mybench.py again, at any place; under another name it is another "
+        f"benchmark, measured in a session of its own: tune {renamed} --out NEW.json)")

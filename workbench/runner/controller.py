@@ -905,7 +905,8 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
         spec, target = resolved or _resolve_new(request)
     else:
         if request.kernel is not None and not _names_kernel(request, session):
-            raise WorkbenchError(f"the session is of {session.kernel!r}, not of {request.kernel!r}")
+            raise WorkbenchError(f"the session is of {session.kernel!r}, not of {request.kernel!r}"
+                                 f"{_renamed_benchmark_hint(request, session)}")
         spec = _spec_for_continue(request, session)
         target = _continued_target(spec, session, size)
 
@@ -1850,6 +1851,18 @@ def _back_up_session(out: Path, keep_file: bool = False) -> None:
                             jp.name, out.name, journal_path(alone).name, how)
     if out.exists() and not keep_file:
         out.unlink()
+
+
+def _renamed_benchmark_hint(request: RunRequest, session: Session) -> str:
+    """For a python benchmark's session continued with a file of another name (renamed since): how
+    such a session knows its file, which the refusal alone did not say."""
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    path = (backend.get("options") or {}).get("path") if backend.get("kind") == "python" else None
+    if not (str(request.kernel or "").endswith(".py") and isinstance(path, str)):
+        return ""
+    return (f" (a python benchmark's session follows its file by name: continue it with the file named "
+            f"{Path(path).name} again, at any place; under another name it is another benchmark, measured "
+            f"in a session of its own: tune {shlex.quote(str(request.kernel))} --out NEW.json)")
 
 
 def _names_kernel(request: RunRequest, session: Session) -> bool:
