@@ -633,8 +633,23 @@ def test_draft_check_warns_of_a_condition_on_a_misspelt_slot_macro():
     assert [(d.line, d.message) for d in warnings] == [
         (at + 1, "ITMES in #if is defined nowhere and reads as 0 for every config; did you mean ITEMS (slot items)?"),
         (at + 1, "PROBLEM_NN in #if is defined nowhere and reads as 0 for every config; did you mean PROBLEM_N "
-                 "(problem parameter n)?")]
+                 "(problem parameter n)?"),
+        (at + 1, "OTHER_THING in #if is defined nowhere and reads as 0 for every config: no slot 'other_thing' is "
+                 "declared to define it (add it, e.g. with Detect slots from source)")]
     assert not [d for d in check_draft(SPEC, SOURCE, compile_default=False).diagnostics if "defined nowhere" in d.message]
+
+
+def test_draft_check_warns_of_an_identifier_slot_read_as_a_number():
+    """A slot of values ``on, off`` read as ``#if UNROLL`` is 0 for on and 1 for off: the branch is inverted, unsaid."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["slots"].append({"name": "unroll", "values": ["on", "off"], "default": "on"})
+    lines = SOURCE.splitlines()
+    at = next(i for i, text in enumerate(lines) if text.strip() == "#pragma unroll")
+    source = "\n".join([*lines[:at], "#if UNROLL", "#endif", *lines[at:]]) + "\n"
+    (warning,) = [d for d in check_draft(spec, source, compile_default=False).diagnostics if "numbered in order" in d.message]
+    assert warning.line == at + 1 and "on = 0, off = 1" in warning.message
+    compared = source.replace("#if UNROLL", "#if UNROLL == UNROLL_ON")
+    assert not [d for d in check_draft(spec, compared, compile_default=False).diagnostics if "numbered" in d.message]
 
 
 def test_draft_check_warns_of_configs_no_gpu_can_launch():

@@ -253,6 +253,8 @@ def _likeness(a: str, b: str) -> float:
 _CONDITION = re.compile(r"^\s*#\s*(if|elif)\b(.*)$")
 _DEFINED_TEST = re.compile(r"\bdefined\s*(\(\s*\w+\s*\)|\w+)")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
+_SLOT_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+_INCLUDE = re.compile(r"^\s*(?:#|%:)\s*include", re.M)
 
 
 def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
@@ -273,6 +275,7 @@ def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
     defined = set(_DEFINE.findall(text)) | {option[2:].split("=")[0] for option in template.compile_options
                                              if option.startswith("-D")}
     found: list[Diagnostic] = []
+    includes = _INCLUDE.search(text) is not None  # (a header may define what the source reads)
     for number, line in enumerate(text.split("\n"), 1):
         match = _CONDITION.match(line)
         if match is None:
@@ -285,6 +288,25 @@ def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
                 found.append(Diagnostic("source", "warning", f"{name} in #{match.group(1)} is defined nowhere and "
                                         f"reads as 0 for every config; did you mean {near[0]} ({macros[near[0]]})?",
                                         number))
+            elif (_SLOT_LIKE.match(name) and not _LIBRARY_NAME.match(name) and not includes
+                  and not name.startswith("PROBLEM_")):
+                # a macro the editor's own Detect slots calls a slot, declared nowhere (its row
+                # removed, never added): every config compiles the branch of 0, unsaid
+                found.append(Diagnostic("source", "warning", f"{name} in #{match.group(1)} is defined nowhere and "
+                                        f"reads as 0 for every config: no slot {name.lower()!r} is declared to "
+                                        "define it (add it, e.g. with Detect slots from source)", number))
+        for slot in template.slots:
+            values = [v for v in slot.values if isinstance(v, str)]
+            macro = slot.name.upper()
+            if not values or not re.search(rf"\b{macro}\b", match.group(2)):
+                continue
+            if any(re.search(rf"\b{macro}_{v.upper()}\b", match.group(2)) for v in values):
+                continue
+            order = ", ".join(f"{v} = {i}" for i, v in enumerate(slot.values))
+            found.append(Diagnostic("source", "warning", f"#{match.group(1)} reads {macro} as a number, and the "
+                                    f"values of slot {slot.name} are identifiers numbered in order ({order}): "
+                                    f"compare it with {macro}_{values[0].upper()}, or give the slot the values 0, 1 "
+                                    "or true, false", number))
     return found
 
 
