@@ -674,6 +674,20 @@ def test_draft_check_warns_of_configs_no_gpu_can_launch():
     assert "B of dynamic shared memory per block (no GPU gives a block more than 232,448 B)" in warning.message
 
 
+def test_a_refused_restriction_leaves_the_others_in_the_check():
+    """One restriction refused (a slot being typed) had the source checked without any of them: the
+    check then advised a restriction the person already had, for configs it keeps out."""
+    wide = json.loads(json.dumps(SPEC))
+    wide["slots"][0]["values"] = [256, 512, 1024, 2048, 4096]
+    wide["restrictions"] = ["block_size <= 1024"]
+    assert not [d for d in check_draft(wide, SOURCE, compile_default=False).diagnostics if "cannot launch" in d.message]
+    wide["restrictions"].append("block_size * itemz <= 4096")  # (not a slot yet)
+    report = check_draft(wide, SOURCE, compile_default=False)
+    assert [d.field for d in report.diagnostics if d.severity == "error"] == ["restrictions[1]"]
+    assert not [d for d in report.diagnostics if "cannot launch" in d.message], report.diagnostics
+    assert report.note.endswith("the source was checked without the refused one")
+
+
 @pytest.mark.parametrize("expression, said", [
     ("zeros_like(x)[::0]", 'expression "zeros_like(x)[::0]": cannot be computed: slice step cannot be zero'),
     ("x[1:]", "gives shape (4098,), but output 'out' has shape (4099,)"),

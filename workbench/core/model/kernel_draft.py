@@ -122,12 +122,18 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
     except SpecError as exc:
         problem = Diagnostic("spec", "error", exc.message, field=exc.field)
         if exc.field.startswith("restrictions") and spec.get("restrictions"):
-            # A restriction being typed should not hide the source's own errors: check the rest without them.
-            rest = check_draft({**spec, "restrictions": []}, source, arch=arch, compile_default=compile_default,
+            # A restriction being typed should not hide the source's own errors: check the rest without
+            # it (the refused one alone where the spec names it: without all of them, the check then
+            # advised a restriction the person already had, for configs the others keep out).
+            refused = re.fullmatch(r"restrictions\[(\d+)\]", exc.field)
+            rules = list(spec["restrictions"]) if isinstance(spec["restrictions"], list) else []
+            kept = [r for i, r in enumerate(rules) if refused is not None and i != int(refused.group(1))]
+            rest = check_draft({**spec, "restrictions": kept}, source, arch=arch, compile_default=compile_default,
                                folder=folder)
+            without = "the refused one" if refused is not None and kept else "the restrictions"
             return DraftReport((problem, *rest.diagnostics), rest.space_size, None, rest.default_config, rest.compiled,
                                rest.resources, rest.compile_s, note="a restriction is refused (its problem is listed); "
-                               "the source was checked without the restrictions")
+                               f"the source was checked without {without}")
         return DraftReport((problem,), note="the spec does not hold yet")
     except WorkbenchError as exc:
         return DraftReport((Diagnostic("spec", "error", str(exc)),), note="the spec does not hold yet")
