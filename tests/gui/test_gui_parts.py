@@ -1128,6 +1128,22 @@ def test_a_failure_chosen_on_a_chart_is_chosen_in_the_failures_tab_with_its_log(
     assert "illegal address" in log.log.toPlainText()
 
 
+def test_a_compile_errors_reason_comes_before_where_the_compiler_found_it(window) -> None:
+    """Every compile error of a run read ``my_kernel.cu(6): ...`` in the Failures tab's message
+    column, a few words wide: the reason was never in sight without opening each row."""
+    from PySide6.QtCore import Qt
+
+    message = "my_kernel.cu(6): catastrophic error: #error directive: tile too small"
+    window.model.set_session(_aborted_and_failed_session(message))
+    window.failures.refresh()
+    model = window.failures.table_model
+    cell = model.index(1, model.column_of("message"))
+    assert model.data(cell) == "catastrophic error: #error directive: tile too small (my_kernel.cu line 6)"
+    assert message in model.data(cell, Qt.ItemDataRole.ToolTipRole)  # the tool tip and the log: as written
+    window.model.select(1)
+    assert message in window.failures.log.toPlainText()
+
+
 def test_long_words_and_long_filters_never_widen_the_window(window, qtbot) -> None:
     """A 10,000-character filter made the window 71,831 px wide (its error said the text in
     full); a 6,000-character word in a failure's message, 44,398 px."""

@@ -8,6 +8,7 @@ insertions; a re-rank only signals that the derived columns (feasible, score) ch
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -157,6 +158,20 @@ def latency_spread_percent(trial: Trial) -> float:
         return math.nan
     return 50.0 * (high - low) / median
 
+
+
+#: A compiler's message that starts where it found the error: ``saxpy.cu(6): error: ...``.
+_LOCATED = re.compile(r"^(?P<file>[^\s():]+)\((?P<line>\d+)\): (?P<rest>.+)$", re.S)
+
+
+def reason_first(message: str) -> str:
+    """A failure's message as its column shows it: a compiler's location moved after the reason
+    (``error: ... (saxpy.cu line 6)``), since the column, a few words wide, showed every compile
+    error of a run as the same ``saxpy.cu(6): ...``. The tool tip and the log keep it as written."""
+    found = _LOCATED.match(message)
+    if found is None:
+        return message
+    return f"{found['rest']} ({found['file']} line {found['line']})"
 
 class TrialTableModel(QAbstractTableModel):
     """Columns: #, latency, score, feasibility (or the violated constraint), status, then each slot,
@@ -341,6 +356,8 @@ class TrialTableModel(QAbstractTableModel):
                 return f"> {fmt(bound, column=True)}"
             if key == "feasible":
                 return feasibility_cell(self.model, row)
+            if key == "message" and isinstance(value, str):
+                return reason_first(value)
             if isinstance(value, str):
                 return value
             if isinstance(value, bool) and key.startswith("slot:"):
