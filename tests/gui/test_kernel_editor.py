@@ -1322,3 +1322,14 @@ def test_a_misspelt_slot_is_not_copied_into_the_restriction_that_spells_it_right
     editor.slots_table.item(1, 0).setText("items")
     editor.restrictions.setPlainText("block_size * itemz <= 4096")  # the restriction misspelt: its own hint stays
     assert "did you mean 'items'?" in editor.restriction_status.text()
+
+
+def test_the_editor_opens_with_room_for_a_kernels_lines_where_the_screen_has_it():
+    """At a fixed 1180 x 720 with two equal panes about 68 columns of code showed: a kernel's
+    signature was cut after its first argument while the problems list beside it stood empty."""
+    from workbench.gui.kernel_editor import editor_layout
+
+    assert editor_layout((1440, 900), 840) == (1296, 810, 776)  # 90 % of the screen; the code as wide as it may be
+    assert editor_layout((1920, 1080), 840) == (1700, 972, 900)  # 100 columns and the margin, the rest to the right
+    assert editor_layout((1024, 600), 840) == (1180, 720, 660)  # a small screen: no smaller than before
+    assert editor_layout(None, 840) == (1180, 720, 660)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from PySide6.QtCore import QThread, Qt, Signal
-from PySide6.QtGui import QColor, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
+from PySide6.QtGui import QColor, QGuiApplication, QKeySequence, QShortcut, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import (
     QAbstractItemDelegate, QAbstractItemView, QApplication, QComboBox, QFileDialog, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListView, QListWidget, QListWidgetItem,
     QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem, QTabWidget,
@@ -169,6 +169,16 @@ def _scalar(text: str) -> Any:
         return int(low.replace("_", ""))
     except ValueError:
         return float(low)
+
+
+def editor_layout(screen: tuple[int, int] | None, columns_100: int) -> tuple[int, int, int]:
+    """The editor's opening (width, height, source pane width) on a screen of ``screen`` pixels
+    (None: unknown), where 100 columns of the source's font take ``columns_100`` pixels: 90 % of the
+    screen, at least 1180 x 720 and at most 1700 x 1100, the source given its 100 columns (with the
+    line numbers and a margin) while the right pane keeps 520 px."""
+    width = max(1180, min(int(screen[0] * 0.9), 1700)) if screen is not None else 1180
+    height = max(720, min(int(screen[1] * 0.9), 1100)) if screen is not None else 720
+    return width, height, min(columns_100 + 60, width - 520)
 
 
 class KernelEditor(QMainWindow):
@@ -351,9 +361,17 @@ class KernelEditor(QMainWindow):
         splitter = QSplitter()
         splitter.addWidget(left)
         splitter.addWidget(right)
-        splitter.setSizes([560, 520])
         self.setCentralWidget(splitter)
-        self.resize(1180, 720)
+        # Sized to the screen, the source given room for 100 columns: at a fixed 1180 x 720 with two
+        # equal panes, about 68 columns showed and a kernel's signature was cut after its first
+        # argument, while the problems list beside it stood empty.
+        screen = QGuiApplication.primaryScreen()
+        room = screen.availableGeometry().size().toTuple() if screen is not None else None
+        width, height, left_width = editor_layout(room, self.source.fontMetrics().horizontalAdvance("x" * 100))
+        splitter.setSizes([left_width, width - left_width])
+        splitter.setStretchFactor(0, 3)  # a wider window widens the code most
+        splitter.setStretchFactor(1, 2)
+        self.resize(width, height)
 
         for edit in (self.name_edit, self.entry_edit, self.title_edit, self.smem_edit, self.bytes_edit, self.flops_edit,
                      *self.grid_edits, *self.block_edits, *self.profile_edits.values()):
