@@ -446,8 +446,10 @@ class Engine:
                         reason = "budget"
                     break
                 self._apply_objective(pool)
+                paced_out = False  # whether the pace alone kept an idle worker from a candidate now
                 if reason is None and not self.paused and reference_id not in in_flight:
                     room = self._paced_room(pool.idle_count)
+                    paced_out = bool(self.pace_s) and room == 0 and pool.idle_count > 0
                     if self.budget is not None:
                         room = min(room, self.budget - self.evaluations - len(in_flight))
                     if room > 0:
@@ -474,9 +476,11 @@ class Engine:
                         self._wait_paused()
                     else:  # waiting for capacity (a worker being replaced), or for the pace's next turn
                         # (no longer than that turn: a pace under the poll's period waited a whole
-                        # period, so any --delay below 0.05 s paced at 0.05 s)
-                        turn = self._next_paced - time.monotonic() if self.pace_s else 0.0
-                        pool.poll(min(POLL_S, turn) if turn > 0 else POLL_S)
+                        # period, so any --delay below 0.05 s paced at 0.05 s; and not at all once
+                        # the turn has come, which a loaded machine reached before this line; a
+                        # wait for capacity is a whole period, not a spin)
+                        turn = self._next_paced - time.monotonic() if paced_out else POLL_S
+                        pool.poll(max(0.0, min(POLL_S, turn)))
                     continue
                 try:
                     results = pool.results(timeout=POLL_S)
