@@ -708,6 +708,27 @@ def test_an_edit_of_a_module_beside_the_benchmark_is_other_code(cli, tmp_path: P
     old["source_hash"] = python_backend._code_hash(bench.read_bytes())
     out.write_text(json.dumps(old))
     assert cli("tune", bench, "--resume", "--budget", "1", "--quiet", "--out", out).returncode == 0
+    # what the helper imports from beside it in turn, and a package beside it, count too; a file
+    # named like a module of the standard library is never what runs, so it does not
+    from workbench.backends.python import _code_hash
+
+    (tmp_path / "inner.py").write_text("def g(x):\n    return 1.0 + x\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("K = 1\n")
+    (tmp_path / "json.py").write_text("raise SystemExit('never imported')\n")
+    chained = tmp_path / "chained.py"
+    chained.write_text("import json\nimport pkg\nfrom middle import h\nSPACE = {'a': [1]}\n"
+                       "def measure(c):\n    return {'latency_ms': h(1)}\n")
+    (tmp_path / "middle.py").write_text("import inner\ndef h(x):\n    return inner.g(x)\n")
+    before = _code_hash(chained.read_bytes(), tmp_path)
+    for path, edit in ((tmp_path / "inner.py", "def g(x):\n    return 100.0 - x\n"),
+                       (tmp_path / "pkg" / "__init__.py", "K = 2\n")):
+        kept = path.read_text()
+        path.write_text(edit)
+        assert _code_hash(chained.read_bytes(), tmp_path) != before, path
+        path.write_text(kept)
+    (tmp_path / "json.py").write_text("raise SystemExit('still never imported')\n")
+    assert _code_hash(chained.read_bytes(), tmp_path) == before
     # the module imports nothing beside it: its identity is what it was
     lone = tmp_path / "lone.py"
     lone.write_text("import os\nSPACE = {'a': [1]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")
