@@ -639,6 +639,27 @@ def test_draft_check_warns_of_a_condition_on_a_misspelt_slot_macro():
     assert not [d for d in check_draft(SPEC, SOURCE, compile_default=False).diagnostics if "defined nowhere" in d.message]
 
 
+@pytest.mark.parametrize("options, source_head", [
+    (["-D", "MY_FLAG=1"], "#if MY_FLAG == 1\n#endif\n"),
+    (["--define-macro=MY_FLAG=1"], "#if MY_FLAG == 1\n#endif\n"),
+    (["--define-macro", "MY_FLAG"], "#if MY_FLAG\n#endif\n"),
+    (["-include", "common.h"], "#if ENABLE_FOO\n#endif\n"),
+    ([], "#if defined(ENABLE_FOO) && ENABLE_FOO\n#endif\n"),
+    ([], "#ifdef ENABLE_FOO\n#if ENABLE_FOO > 1\n#endif\n#endif\n"),
+])
+def test_a_macro_the_options_define_or_the_source_treats_as_optional_is_not_called_undefined(options, source_head):
+    """Every form of a -D option, a header included by the options, and a name the source itself
+    tests with defined / #ifdef: none is a slot nobody declared."""
+    spec = {**json.loads(json.dumps(SPEC)), "compile_options": options}
+    diagnostics = check_draft(spec, source_head + SOURCE, compile_default=False).diagnostics
+    assert not [d for d in diagnostics if "defined nowhere" in d.message], diagnostics
+    # and the same name read alone, without any of them, is said
+    bare = {**json.loads(json.dumps(SPEC)), "compile_options": []}
+    name = "MY_FLAG" if "MY_FLAG" in source_head else "ENABLE_FOO"
+    said = check_draft(bare, f"#if {name}\n#endif\n" + SOURCE, compile_default=False).diagnostics
+    assert [d.line for d in said if "defined nowhere" in d.message] == [1]
+
+
 def test_draft_check_warns_of_an_identifier_slot_read_as_a_number():
     """A slot of values ``on, off`` read as ``#if UNROLL`` is 0 for on and 1 for off: the branch is inverted, unsaid."""
     spec = json.loads(json.dumps(SPEC))

@@ -208,6 +208,11 @@ def with_toolkit_headers(source: str, options: Sequence[str]) -> Sequence[str]:
     return (*options, f"--include-path={folder}")
 
 
+def pre_included(options: Sequence[str]) -> list[str]:
+    """The headers compile ``options`` include before the source (``-include``, ``--pre-include``)."""
+    return _include_dirs(options)[1]
+
+
 def _include_dirs(options: Sequence[str]) -> tuple[list[str], list[str]]:
     """The folders NVRTC searches (``-I``, ``--include-path``) and the headers it includes first
     (``-include``, ``--pre-include``), as the options give them."""

@@ -25,6 +25,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.kernel_spec import (
     BLOCK_LIMITS, GRID_LIMITS, MAX_BLOCK_THREADS, SpecError, template_from_spec,
 )
+from workbench.core.domain.includes import defined_by_options, pre_included
 from workbench.core.domain.macros import KNOWN_MACROS, strip_comments
 from workbench.core.domain.templates import KernelTemplate, no_reference, non_finite_reference
 from workbench.core.domain.space import restriction_note
@@ -261,6 +262,7 @@ _DEFINED_TEST = re.compile(r"\bdefined\s*(\(\s*\w+\s*\)|\w+)")
 _DEFINE = re.compile(r"^\s*#\s*define\s+(\w+)", re.M)
 _SLOT_LIKE = re.compile(r"^[A-Z][A-Z0-9_]*$")
 _INCLUDE = re.compile(r"^\s*(?:#|%:)\s*include", re.M)
+_TESTED = re.compile(r"^\s*#\s*ifn?def\s+(\w+)", re.M)
 
 
 def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
@@ -278,10 +280,12 @@ def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
     for name in template.problem:
         macros[f"PROBLEM_{name.upper()}"] = f"problem parameter {name}"
     text = strip_comments(template.source)
-    defined = set(_DEFINE.findall(text)) | {option[2:].split("=")[0] for option in template.compile_options
-                                             if option.startswith("-D")}
+    defined = set(_DEFINE.findall(text)) | set(defined_by_options(template.compile_options))
     found: list[Diagnostic] = []
-    includes = _INCLUDE.search(text) is not None  # (a header may define what the source reads)
+    # (a header may define what the source reads: one it includes, or one the options include first)
+    includes = _INCLUDE.search(text) is not None or bool(pre_included(template.compile_options))
+    # (a name the source tests with defined / #ifdef / #ifndef is meant to be optional)
+    guarded = {m.strip('( )') for m in _DEFINED_TEST.findall(text)} | set(_TESTED.findall(text))
     for number, line in enumerate(text.split("\n"), 1):
         match = _CONDITION.match(line)
         if match is None:
@@ -294,7 +298,7 @@ def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
                 found.append(Diagnostic("source", "warning", f"{name} in #{match.group(1)} is defined nowhere and "
                                         f"reads as 0 for every config; did you mean {near[0]} ({macros[near[0]]})?",
                                         number))
-            elif (_SLOT_LIKE.match(name) and not _LIBRARY_NAME.match(name) and not includes
+            elif (_SLOT_LIKE.match(name) and not _LIBRARY_NAME.match(name) and not includes and name not in guarded
                   and not name.startswith("PROBLEM_")):
                 # a macro the editor's own Detect slots calls a slot, declared nowhere (its row
                 # removed, never added): every config compiles the branch of 0, unsaid
