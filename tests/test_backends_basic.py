@@ -715,9 +715,9 @@ def test_an_edit_of_a_module_beside_the_benchmark_is_other_code(cli, tmp_path: P
     (tmp_path / "inner.py").write_text("def g(x):\n    return 1.0 + x\n")
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("K = 1\n")
-    (tmp_path / "json.py").write_text("raise SystemExit('never imported')\n")
+    (tmp_path / "time.py").write_text("raise SystemExit('never imported')\n")
     chained = tmp_path / "chained.py"
-    chained.write_text("import json\nimport pkg\nfrom middle import h\nSPACE = {'a': [1]}\n"
+    chained.write_text("import time\nimport pkg\nfrom middle import h\nSPACE = {'a': [1]}\n"
                        "def measure(c):\n    return {'latency_ms': h(1)}\n")
     (tmp_path / "middle.py").write_text("import inner\ndef h(x):\n    return inner.g(x)\n")
     before = _code_hash(chained.read_bytes(), tmp_path)
@@ -727,8 +727,18 @@ def test_an_edit_of_a_module_beside_the_benchmark_is_other_code(cli, tmp_path: P
         path.write_text(edit)
         assert _code_hash(chained.read_bytes(), tmp_path) != before, path
         path.write_text(kept)
-    (tmp_path / "json.py").write_text("raise SystemExit('still never imported')\n")
+    (tmp_path / "time.py").write_text("raise SystemExit('still never imported')\n")
     assert _code_hash(chained.read_bytes(), tmp_path) == before
+    # one of the standard library not built in is taken from beside the benchmark (its folder
+    # comes first), so it counts; modules importing each other are each counted once
+    from workbench.backends.python import _local_imports
+    from workbench.core.domain import pysyntax
+
+    (tmp_path / "colorsys.py").write_text("K = 5\n")
+    (tmp_path / "ping.py").write_text("import pong\nimport colorsys\n")
+    (tmp_path / "pong.py").write_text("import ping\n")
+    mutual = pysyntax.parse(b"import ping\nimport pong\n")
+    assert [name for name, _ in _local_imports(mutual, tmp_path)] == ["colorsys", "ping", "pong"]
     # the module imports nothing beside it: its identity is what it was
     lone = tmp_path / "lone.py"
     lone.write_text("import os\nSPACE = {'a': [1]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n")

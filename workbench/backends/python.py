@@ -350,35 +350,40 @@ def code_identities(data: bytes, folder: str | os.PathLike[str] | None = None) -
     return frozenset({_code_hash(data, folder) or byte_hash, _code_hash(data) or byte_hash, byte_hash})
 
 
-def _local_imports(tree: ast.AST, folder: str | os.PathLike[str],
-                   seen: set[str] | None = None) -> list[tuple[str, str]]:
+def _local_imports(tree: ast.AST, folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """(name, code hash) of each module ``tree`` imports (absolutely) that lies beside it in
     ``folder`` as ``NAME.py`` (or a package ``NAME/__init__.py``), with what those import from
     there in turn: the benchmark's folder comes first on its import path, so an edit there is an
-    edit of the code measured. A module of the standard library is never taken from there."""
-    seen = set() if seen is None else seen
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
-            names.add(node.module.split(".")[0])
-    found = []
-    for name in sorted(names - seen - set(sys.stdlib_module_names)):
-        seen.add(name)
-        for candidate in (name + ".py", os.path.join(name, "__init__.py")):
-            try:
-                with open(os.path.join(folder, candidate), "rb") as handle:
-                    data = handle.read()
-            except OSError:
-                continue
-            found.append((name, _code_hash(data, folder, seen) or hashlib.sha256(data).hexdigest()[:16]))
-            break
-    return found
+    edit of the code measured. Walked without recursion, each module once, in sorted order, so
+    the identity is the same however deep the caller's stack or the chain of imports. Only a
+    builtin module is never taken from there (a pure-Python module of the standard library not
+    yet imported is, as ``python bench.py`` would)."""
+    found: dict[str, str] = {}
+    todo = [tree]
+    while todo:
+        names: set[str] = set()
+        for node in ast.walk(todo.pop()):
+            if isinstance(node, ast.Import):
+                names.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+                names.add(node.module.split(".")[0])
+        for name in sorted(names - found.keys() - set(sys.builtin_module_names)):
+            for candidate in (name + ".py", os.path.join(name, "__init__.py")):
+                try:
+                    with open(os.path.join(folder, candidate), "rb") as handle:
+                        data = handle.read()
+                except OSError:
+                    continue
+                found[name] = _code_hash(data) or hashlib.sha256(data).hexdigest()[:16]
+                try:
+                    todo.append(pysyntax.parse(data))
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    pass
+                break
+    return sorted(found.items())
 
 
-def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None,
-               _seen: set[str] | None = None) -> str | None:
+def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None) -> str | None:
     """The identity of a benchmark's code: its parsed statements written out as every Python
     version writes them (:func:`pysyntax.stable_dump`), without docstrings, so a comment, a blank
     line or a reworded docstring keeps a session continuable (its bytes were the identity, and a
@@ -398,7 +403,7 @@ def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None,
         text = pysyntax.stable_dump(tree)
     except RecursionError:
         return None
-    local = _local_imports(tree, folder, _seen) if folder is not None else []
+    local = _local_imports(tree, folder) if folder is not None else []
     text += "".join(f"\0{name}:{digest}" for name, digest in local)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
