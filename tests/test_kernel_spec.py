@@ -644,6 +644,7 @@ def test_draft_check_warns_of_a_condition_on_a_misspelt_slot_macro():
     (["--define-macro=MY_FLAG=1"], "#if MY_FLAG == 1\n#endif\n"),
     (["--define-macro", "MY_FLAG"], "#if MY_FLAG\n#endif\n"),
     (["-include", "common.h"], "#if ENABLE_FOO\n#endif\n"),
+    (["-DMY_FLAG(x)=x"], "#if MY_FLAG(2) > 1\n#endif\n"),
     ([], "#if defined(ENABLE_FOO) && ENABLE_FOO\n#endif\n"),
     ([], "#ifdef ENABLE_FOO\n#if ENABLE_FOO > 1\n#endif\n#endif\n"),
 ])

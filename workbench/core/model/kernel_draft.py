@@ -25,7 +25,7 @@ from workbench.core.errors import WorkbenchError
 from workbench.core.domain.kernel_spec import (
     BLOCK_LIMITS, GRID_LIMITS, MAX_BLOCK_THREADS, SpecError, template_from_spec,
 )
-from workbench.core.domain.includes import defined_by_options, pre_included
+from workbench.core.domain.includes import defined_by_options, macro_options, pre_included
 from workbench.core.domain.macros import KNOWN_MACROS, strip_comments
 from workbench.core.domain.templates import KernelTemplate, no_reference, non_finite_reference
 from workbench.core.domain.space import restriction_note
@@ -281,6 +281,9 @@ def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
         macros[f"PROBLEM_{name.upper()}"] = f"problem parameter {name}"
     text = strip_comments(template.source)
     defined = set(_DEFINE.findall(text)) | set(defined_by_options(template.compile_options))
+    # (and a function-like one, -D'SCALE(x)=x', whose name #if SCALE(2) reads)
+    defined |= {head.split("(")[0] for head, body in macro_options(template.compile_options)
+                if body is not None and "(" in head}
     found: list[Diagnostic] = []
     # (a header may define what the source reads: one it includes, or one the options include first)
     includes = _INCLUDE.search(text) is not None or bool(pre_included(template.compile_options))
