@@ -788,3 +788,24 @@ def test_a_benchmark_renamed_since_its_session_is_refused_saying_how_the_session
         f"error: the session is of 'mybench', not of '{renamed}' (a python benchmark's session follows its file "
         f"by name: continue it with the file named mybench.py again, at any place; under another name it is another "
         f"benchmark, measured in a session of its own: tune {renamed} --out NEW.json)")
+
+
+def test_a_pipe_or_a_huge_file_beside_a_benchmark_is_not_read_for_its_identity(tmp_path) -> None:
+    """The identity reads the modules a benchmark imports from beside it, and opening a session in
+    the window reads them too: a FIFO named like one waited for a writer for ever, a huge file was
+    read whole. Either counts as unreadable, unread."""
+    import os
+    import threading
+
+    import workbench.backends.python as python_backend
+
+    os.mkfifo(tmp_path / "piped.py")
+    (tmp_path / "big.py").write_bytes(b"#" * (python_backend.MAX_MODULE_BYTES + 1))
+    data = b"import piped\nimport big\nSPACE = {'a': [1]}\ndef measure(c):\n    return {'latency_ms': 1.0}\n"
+    result: list[object] = []
+    worker = threading.Thread(target=lambda: result.append(python_backend._code_hash(data, tmp_path)), daemon=True)
+    worker.start()
+    worker.join(10)
+    assert result and isinstance(result[0], str), "the identity waited on the pipe"
+    tree = python_backend.pysyntax.parse(data)
+    assert python_backend._local_imports(tree, tmp_path) == [("big", "unreadable"), ("piped", "unreadable")]

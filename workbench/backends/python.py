@@ -42,7 +42,8 @@ import numpy as np
 
 from workbench.backends.base import Backend, BackendSpec, EvalLimits, PhaseCallback, Target, no_phase
 from workbench.core.child_processes import children_ignore_interrupts
-from workbench.core.errors import WorkbenchError, exception_line
+from workbench.core.errors import UnreadableFile, WorkbenchError, exception_line
+from workbench.core.fs import read_capped
 from workbench.core.restricted_pickle import restricted_loads
 from workbench.core.domain import pysyntax
 from workbench.core.domain.pysyntax import file_module_spec
@@ -350,6 +351,11 @@ def code_identities(data: bytes, folder: str | os.PathLike[str] | None = None) -
     return frozenset({_code_hash(data, folder) or byte_hash, _code_hash(data) or byte_hash, byte_hash})
 
 
+#: The largest module beside a benchmark its identity reads (a source of Python code; a file past
+#: it, like a pipe or a folder, is counted as unreadable rather than read).
+MAX_MODULE_BYTES = 16 * 1024 * 1024
+
+
 def _local_imports(tree: ast.AST, folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """(name, code hash) of each module ``tree`` imports (absolutely) that lies beside it in
     ``folder`` as ``NAME.py`` (or a package ``NAME/__init__.py``), with what those import from
@@ -369,11 +375,14 @@ def _local_imports(tree: ast.AST, folder: str | os.PathLike[str]) -> list[tuple[
                 names.add(node.module.split(".")[0])
         for name in sorted(names - found.keys() - set(sys.builtin_module_names)):
             for candidate in (name + ".py", os.path.join(name, "__init__.py")):
-                try:
-                    with open(os.path.join(folder, candidate), "rb") as handle:
-                        data = handle.read()
-                except OSError:
+                where = os.path.join(folder, candidate)
+                if not os.path.lexists(where):
                     continue
+                try:  # (read as an untrusted file: opening a session reads these too, in the window)
+                    data = read_capped(where, "module", MAX_MODULE_BYTES)
+                except UnreadableFile:  # a pipe, a folder, a file past any module's size: no module
+                    found[name] = "unreadable"
+                    break
                 found[name] = _code_hash(data) or hashlib.sha256(data).hexdigest()[:16]
                 try:
                     todo.append(pysyntax.parse(data))

@@ -67,9 +67,13 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
     if session.kind == "python":
         path = options.get("path")
         if path and Path(path).is_file():
-            from workbench.backends.python import code_identities
+            from workbench.backends.python import MAX_MODULE_BYTES, code_identities
+            from workbench.core.fs import read_capped
 
-            data = Path(path).read_bytes()
+            try:  # (a path a session file names: read as an untrusted file)
+                data = read_capped(path, "python benchmark", MAX_MODULE_BYTES)
+            except WorkbenchError as exc:
+                return "", f"python benchmark: {exc}"
             # (an edit since: the command line refuses to continue it; shown, the file passed for the code measured)
             changed = (f" ({BENCHMARK_CHANGED}: this is not the code its trials ran)"
                        if session.source_hash and session.source_hash not in code_identities(data, Path(path).resolve().parent)
