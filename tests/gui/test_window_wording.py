@@ -460,3 +460,38 @@ def test_the_source_shown_says_when_it_is_not_the_code_the_trials_ran(cli, tmp_p
     text, note = render_source(session, session.trials[0].config, opened={"saxpy": str(other)})
     assert "2.0f" in text and note == (f"saxpy.cu rendered for this config (not the code its trials ran: the template "
                                        f"in {other} is not the one this session measured)"), note
+
+
+def test_opening_a_session_shows_only_a_python_file_and_reads_a_bounded_amount_of_it(cli, tmp_path):
+    """A session names the file its source view shows: one naming /proc/self/environ or a key file
+    showed its contents on opening (and in a screenshot); one whose benchmark imported a megabyte
+    of short statements from beside it held the window for 18 s and 1.5 GB to compare the code."""
+    import dataclasses
+
+    from workbench.core.domain.session import load_session
+    from workbench.gui.source_view import MAX_PARSED_BYTES, render_source
+
+    bench = tmp_path / "b.py"
+    bench.write_text("import helper\nSPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': helper.K * c['a']}\n")
+    (tmp_path / "helper.py").write_text("K = 0.01\n")
+    out = tmp_path / "b.json"
+    assert cli("tune", bench, "--strategy", "grid", "--budget", "2", "--quiet", "--out", out).returncode == 0
+    session = load_session(out)
+
+    def naming(path) -> object:
+        return dataclasses.replace(session, backend={**session.backend, "options": {**session.backend["options"],
+                                                                                      "path": str(path)}})
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOKEN=hunter2\n")
+    (tmp_path / "link.py").symlink_to(secret)
+    for path in (secret, tmp_path / "link.py"):
+        text, note = render_source(naming(path), session.trials[0].config)
+        assert text == "" and note == f"python benchmark {path}: not a .py file, so it is not shown", note
+    latin = tmp_path / "latin.py"
+    latin.write_bytes("# caf\u00e9\n".encode("latin-1"))
+    assert render_source(naming(latin), session.trials[0].config) == (
+        "", f"python benchmark {latin}: not UTF-8 text, so it is not shown")
+    (tmp_path / "helper.py").write_text("K = 0.01\n" + "x = 1\n" * (MAX_PARSED_BYTES // 6 + 1))
+    text, note = render_source(session, session.trials[0].config)
+    assert "import helper" in text and note.endswith(
+        "(not compared with the code its trials ran: too much Python beside it to read here)"), note

@@ -341,14 +341,26 @@ def host_device_name() -> str:
 CODE_HASH_OPTION = "code_hash"
 
 
-def code_identities(data: bytes, folder: str | os.PathLike[str] | None = None) -> frozenset[str]:
+class TooMuchToParse(WorkbenchError):
+    """An identity asked for within a parse budget needs more Python text parsed than it allows."""
+
+
+def code_identities(data: bytes, folder: str | os.PathLike[str] | None = None,
+                    parse_limit: int | None = None) -> frozenset[str]:
     """Every hash a session of the benchmark whose file holds ``data`` may record: its code's
     with the modules it imports from ``folder`` (:func:`_code_hash`), its code's alone (sessions
     measured before the modules beside it counted) and its bytes' (sessions measured before the
     code was the identity). Read from the text alone, so a file can be told to be another benchmark
-    before it is imported."""
+    before it is imported.
+
+    ``parse_limit``: the most bytes of Python text to parse, the benchmark's and its modules'
+    together, else :class:`TooMuchToParse`. For a look that nobody asked to run (the window showing
+    a session's source): a parsed tree and its written-out form take about 1,500 times the text,
+    and a session naming a file of a megabyte of short statements held the window for 18 s and
+    1.5 GB. A run parses what it runs, unbounded."""
     byte_hash = hashlib.sha256(data).hexdigest()[:16]
-    return frozenset({_code_hash(data, folder) or byte_hash, _code_hash(data) or byte_hash, byte_hash})
+    budget = [parse_limit] if parse_limit is not None else None
+    return frozenset({_code_hash(data, folder, budget) or byte_hash, _code_hash(data) or byte_hash, byte_hash})
 
 
 #: The largest module beside a benchmark its identity reads (a source of Python code; a file past
@@ -356,7 +368,8 @@ def code_identities(data: bytes, folder: str | os.PathLike[str] | None = None) -
 MAX_MODULE_BYTES = 16 * 1024 * 1024
 
 
-def _local_imports(tree: ast.AST, folder: str | os.PathLike[str]) -> list[tuple[str, str]]:
+def _local_imports(tree: ast.AST, folder: str | os.PathLike[str],
+                   budget: list[int] | None = None) -> list[tuple[str, str]]:
     """(name, code hash) of each module ``tree`` imports (absolutely) that lies beside it in
     ``folder`` as ``NAME.py`` (or a package ``NAME/__init__.py``), with what those import from
     there in turn: the benchmark's folder comes first on its import path, so an edit there is an
@@ -383,7 +396,7 @@ def _local_imports(tree: ast.AST, folder: str | os.PathLike[str]) -> list[tuple[
                 except UnreadableFile:  # a pipe, a folder, a file past any module's size: no module
                     found[name] = "unreadable"
                     break
-                found[name] = _code_hash(data) or hashlib.sha256(data).hexdigest()[:16]
+                found[name] = _code_hash(data, budget=budget) or hashlib.sha256(data).hexdigest()[:16]
                 try:
                     todo.append(pysyntax.parse(data))
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -392,12 +405,18 @@ def _local_imports(tree: ast.AST, folder: str | os.PathLike[str]) -> list[tuple[
     return sorted(found.items())
 
 
-def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None) -> str | None:
+def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None,
+               budget: list[int] | None = None) -> str | None:
     """The identity of a benchmark's code: its parsed statements written out as every Python
     version writes them (:func:`pysyntax.stable_dump`), without docstrings, so a comment, a blank
     line or a reworded docstring keeps a session continuable (its bytes were the identity, and a
     comment added to measure() refused every --resume); imports and every statement count. None for
-    a file that does not parse as this Python reads it (its bytes are the identity then)."""
+    a file that does not parse as this Python reads it (its bytes are the identity then).
+    ``budget``: bytes left to parse, shared with the modules it imports (see :func:`code_identities`)."""
+    if budget is not None:
+        budget[0] -= len(data)
+        if budget[0] < 0:
+            raise TooMuchToParse("more Python text than a look at it parses")
     try:
         tree = pysyntax.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -412,7 +431,7 @@ def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None) -> str
         text = pysyntax.stable_dump(tree)
     except RecursionError:
         return None
-    local = _local_imports(tree, folder) if folder is not None else []
+    local = _local_imports(tree, folder, budget) if folder is not None else []
     text += "".join(f"\0{name}:{digest}" for name, digest in local)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 

@@ -27,6 +27,13 @@ from workbench.core.domain.templates import folder_holding, stands_in_for_anothe
 from workbench.gui.model import SessionModel
 from workbench.core.domain.figures import fmt
 
+#: The largest python benchmark the view shows, the most Python text it parses to compare the file
+#: with the code the session measured (the benchmark's and its modules' beside it together: a
+#: parsed tree takes about 1,500 times its text), and the most uses of slots it marks. A session
+#: names the file it shows: one naming a megabyte of short lines held the window for half a minute.
+MAX_SHOWN_BYTES = 1024 * 1024
+MAX_PARSED_BYTES = 256 * 1024
+MAX_MARKS = 10_000
 RESOURCE_METRICS = (("registers", "registers/thread"), ("smem_bytes", "shared mem (B)"), ("spill_bytes", "spills (B)"),
                     ("occupancy", "occupancy"))
 _DEFINE_COLOUR = QColor(255, 236, 160)
@@ -66,19 +73,28 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
     options = session.backend.get("options") or BackendOptions()
     if session.kind == "python":
         path = options.get("path")
+        if path and Path(path).is_file() and not (str(path).endswith(".py") and Path(path).resolve().suffix == ".py"):
+            # (the session file names it: /proc/self/environ, a key file was shown on opening one)
+            return "", f"python benchmark {path}: not a .py file, so it is not shown"
         if path and Path(path).is_file():
-            from workbench.backends.python import MAX_MODULE_BYTES, code_identities
+            from workbench.backends.python import TooMuchToParse, code_identities
             from workbench.core.fs import read_capped
 
             try:  # (a path a session file names: read as an untrusted file)
-                data = read_capped(path, "python benchmark", MAX_MODULE_BYTES)
+                data = read_capped(path, "python benchmark", MAX_SHOWN_BYTES)
+                text = data.decode("utf-8")
             except WorkbenchError as exc:
                 return "", f"python benchmark: {exc}"
+            except UnicodeDecodeError:
+                return "", f"python benchmark {path}: not UTF-8 text, so it is not shown"
             # (an edit since: the command line refuses to continue it; shown, the file passed for the code measured)
-            changed = (f" ({BENCHMARK_CHANGED}: this is not the code its trials ran)"
-                       if session.source_hash and session.source_hash not in code_identities(data, Path(path).resolve().parent)
-                       else "")
-            return data.decode("utf-8", "replace"), f"python benchmark {path} (config passed to measure()){changed}"
+            try:
+                edited = bool(session.source_hash) and session.source_hash not in code_identities(
+                    data, Path(path).resolve().parent, parse_limit=MAX_PARSED_BYTES)
+                changed = f" ({BENCHMARK_CHANGED}: this is not the code its trials ran)" if edited else ""
+            except TooMuchToParse:
+                changed = " (not compared with the code its trials ran: too much Python beside it to read here)"
+            return text, f"python benchmark {path} (config passed to measure()){changed}"
         return "", (f"python benchmark {path or '(none recorded)'} is not there: its source is not shown "
                     "(tune NEW_PLACE/NAME.py --resume SESSION records where it is now)")
     folder = (opened or {}).get(session.kernel)
@@ -237,7 +253,7 @@ class SourceView(QWidget):
 
     def _mark_slots(self, config: Any) -> None:
         """Background on the ``#define`` of each slot and on every later use of its macro."""
-        selections = []
+        selections: list[QTextEdit.ExtraSelection] = []
         document: QTextDocument = self.editor.document()
         text = document.toPlainText()
         python = self.model.session is not None and self.model.session.kind == "python"
@@ -250,6 +266,8 @@ class SourceView(QWidget):
             use.setBackground(_USE_COLOUR)
             pattern = re.compile(rf"\b{re.escape(macro)}\b")
             for match in pattern.finditer(text):
+                if len(selections) >= MAX_MARKS:
+                    break
                 cursor = QTextCursor(document)
                 cursor.setPosition(match.start())
                 line = cursor.block().text().lstrip()
