@@ -944,6 +944,22 @@ def test_saving_under_a_shipped_templates_name_says_which_one_the_kernel_list_ke
     reopened.wait_for_check()
 
 
+def test_saving_a_draft_tuned_under_a_shipped_name_says_the_kernel_list_runs_that_draft(window, editor, qtbot,
+                                                                                          tmp_path):
+    """Tuned as ``stencil`` and then saved, the note said the kernel list keeps the shipped stencil,
+    while the list ran the draft tuned here (so that Start continues its session)."""
+    type_saxpy(editor, qtbot)
+    editor.name_edit.setText("stencil")
+    checked(editor, qtbot)
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        editor.tune(3)
+    assert Path(window.toolbar.kernel_folders["stencil"]).is_relative_to(editor.drafts_dir())
+    editor.save(tmp_path)
+    assert ("the kernel list runs the draft tuned here under that name until this window closes, and tune stencil the "
+            "shipped one") in editor.last_note, editor.last_note
+    assert "keep that one" not in editor.last_note
+
+
 def test_a_spec_whose_source_file_is_missing_says_so(editor, qtbot, tmp_path):
     """It opened with an empty source and no word, and the check blamed a missing entry function."""
     folder = tmp_path / "k"

@@ -200,6 +200,9 @@ class KernelEditor(QMainWindow):
         #: told (name, folder) when a folder's declarative template opens: the person chose that
         #: folder, so the main window may run and export the template from it (``--kernel-dir``)
         self.folder_opened: Callable[[str, Path], None] | None = None
+        #: The folder the main window's kernel list runs a template name from (None: the shipped
+        #: library or the template folder), for what a Save says of the name.
+        self.runs_from: Callable[[str], str | None] | None = None
         #: The folder opened on purpose (File > Open kernel folder) whose template the window runs from
         #: there under its name, a shipped template's name too (None: none was)
         self.opened_folder: Path | None = None
@@ -1096,6 +1099,13 @@ class KernelEditor(QMainWindow):
             self.last_note = (f"saved {path}; a shipped template is named {spec['name']} too: the kernel list runs "
                               f"this one, from the folder you opened, and tune {spec['name']} the shipped one "
                               f"(tune --kernel-dir {target} runs this one)")
+        elif shipped_name and self._window_runs_draft(str(spec["name"])):
+            # tuned here under that name: the window's kernel list runs the draft it tuned (so that
+            # Start continues that session), not the shipped template the note below names
+            self.last_note = (f"saved {path}; a shipped template is named {spec['name']} too: the kernel list runs the "
+                              f"draft tuned here under that name until this window closes, and tune {spec['name']} the "
+                              f"shipped one; open this one with File > Open kernel folder... (tune --kernel-dir "
+                              f"{target}), or give it another name")
         elif shipped_name:  # the kernel list keeps the shipped one under that name
             self.last_note = (f"saved {path}; a shipped template is named {spec['name']} too, and the kernel list and "
                               f"tune {spec['name']} keep that one: open this one with File > Open kernel folder... "
@@ -1212,6 +1222,12 @@ class KernelEditor(QMainWindow):
         self.ref_kind.setCurrentIndex(self.ref_kind.findData("python"))
         self.ref_file_label.setText(f"{Path(path).name} (copied into the template folder on save)")
         self._changed()
+
+    def _window_runs_draft(self, name: str) -> bool:
+        """Whether the main window's kernel list runs ``name`` from this editor's drafts folder (it
+        does once the editor tuned a draft of that name: see :attr:`runs_from`)."""
+        folder = self.runs_from(name) if self.runs_from is not None else None
+        return folder is not None and Path(folder).resolve().is_relative_to(self.drafts_dir().resolve())
 
     def drafts_dir(self) -> Path:
         from workbench.runner.autosave import data_dir  # the workbench's own folder

@@ -448,6 +448,7 @@ class MainWindow(WindowRuns):
 
         editor = KernelEditor(self, start_run=self.start_run, interactive=self.interactive)
         editor.folder_opened = self._kernel_folder_opened
+        editor.runs_from = self.toolbar.kernel_folders.get
         self.kernel_editor = editor
         self._kernel_editors.append(editor)
         if folder is not None:
