@@ -495,3 +495,30 @@ def test_opening_a_session_shows_only_a_python_file_and_reads_a_bounded_amount_o
     text, note = render_source(session, session.trials[0].config)
     assert "import helper" in text and note.endswith(
         "(not compared with the code its trials ran: too much Python beside it to read here)"), note
+
+
+def test_a_benchmark_in_the_encoding_its_coding_line_names_is_shown_and_a_dangling_link_is_no_module(cli, tmp_path):
+    """The view read every benchmark as UTF-8 and refused a Latin-1 one that says so in its coding
+    line, which Python runs; a dangling link named like a module beside it counted in its
+    identity, which Python's import skips, so the session was called changed."""
+    import dataclasses
+
+    from workbench.backends.python import _code_hash
+    from workbench.core.domain.session import load_session
+    from workbench.gui.source_view import render_source
+
+    bench = tmp_path / "b.py"
+    bench.write_bytes("# -*- coding: latin-1 -*-\n# caf\u00e9\nimport gone\nSPACE = {'a': [1, 2]}\n"
+                      "def measure(c):\n    return {'latency_ms': 0.01 * c['a']}\n".encode("latin-1"))
+    alone = _code_hash(bench.read_bytes(), tmp_path)
+    (tmp_path / "gone.py").symlink_to(tmp_path / "nowhere.py")
+    assert _code_hash(bench.read_bytes(), tmp_path) == alone
+    out = tmp_path / "s.json"
+    session_bench = tmp_path / "run.py"
+    session_bench.write_text("SPACE = {'a': [1, 2]}\ndef measure(c):\n    return {'latency_ms': 0.01 * c['a']}\n")
+    assert cli("tune", session_bench, "--strategy", "grid", "--budget", "1", "--quiet", "--out", out).returncode == 0
+    session = load_session(out)
+    named = dataclasses.replace(session, source_hash=alone, backend={
+        **session.backend, "options": {**session.backend["options"], "path": str(bench)}})
+    text, note = render_source(named, session.trials[0].config)
+    assert "caf\u00e9" in text and note == f"python benchmark {bench} (config passed to measure())", note

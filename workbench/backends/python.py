@@ -389,7 +389,7 @@ def _local_imports(tree: ast.AST, folder: str | os.PathLike[str],
         for name in sorted(names - found.keys() - set(sys.builtin_module_names)):
             for candidate in (name + ".py", os.path.join(name, "__init__.py")):
                 where = os.path.join(folder, candidate)
-                if not os.path.lexists(where):
+                if not os.path.exists(where):  # (a dangling link: Python's import skips it too)
                     continue
                 try:  # (read as an untrusted file: opening a session reads these too, in the window)
                     data = read_capped(where, "module", MAX_MODULE_BYTES)

@@ -8,8 +8,10 @@ highlighted, so a reader sees at once where each tuned decision acts.
 from __future__ import annotations
 
 import functools
-import os
 import html
+import io
+import os
+import tokenize
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -82,10 +84,11 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
 
             try:  # (a path a session file names: read as an untrusted file)
                 data = read_capped(path, "python benchmark", MAX_SHOWN_BYTES)
-                text = data.decode("utf-8")
+                # (as Python reads it: a BOM or a ``# -*- coding: latin-1 -*-`` line names the encoding)
+                text = data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
             except WorkbenchError as exc:
                 return "", f"python benchmark: {exc}"
-            except UnicodeDecodeError:
+            except (UnicodeDecodeError, SyntaxError, LookupError):
                 return "", f"python benchmark {path}: not UTF-8 text, so it is not shown"
             # (an edit since: the command line refuses to continue it; shown, the file passed for the code measured)
             try:
