@@ -378,7 +378,7 @@ def _local_imports(tree: ast.AST, folder: str | os.PathLike[str],
     builtin module is never taken from there (a pure-Python module of the standard library not
     yet imported is, as ``python bench.py`` would)."""
     found: dict[str, str] = {}
-    todo = [tree]
+    todo: list[ast.AST] = [tree]
     while todo:
         names: set[str] = set()
         for node in ast.walk(todo.pop()):
@@ -396,11 +396,13 @@ def _local_imports(tree: ast.AST, folder: str | os.PathLike[str],
                 except UnreadableFile:  # a pipe, a folder, a file past any module's size: no module
                     found[name] = "unreadable"
                     break
-                found[name] = _code_hash(data, budget=budget) or hashlib.sha256(data).hexdigest()[:16]
-                try:
-                    todo.append(pysyntax.parse(data))
-                except (SyntaxError, ValueError, RecursionError, MemoryError):
-                    pass
+                # parsed once: its identity (as :func:`_code_hash` of it alone) and its own imports
+                module = _parsed(data, budget)
+                text = _code_text(module) if module is not None else None
+                found[name] = (hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+                               if text is not None else hashlib.sha256(data).hexdigest()[:16])
+                if module is not None:
+                    todo.append(module)
                 break
     return sorted(found.items())
 
@@ -413,14 +415,32 @@ def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None,
     comment added to measure() refused every --resume); imports and every statement count. None for
     a file that does not parse as this Python reads it (its bytes are the identity then).
     ``budget``: bytes left to parse, shared with the modules it imports (see :func:`code_identities`)."""
+    tree = _parsed(data, budget)
+    if tree is None:
+        return None
+    text = _code_text(tree)
+    if text is None:
+        return None
+    local = _local_imports(tree, folder, budget) if folder is not None else []
+    text += "".join(f"\0{name}:{digest}" for name, digest in local)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _parsed(data: bytes, budget: list[int] | None = None) -> ast.Module | None:
+    """``data`` parsed as Python (None: it does not parse), its bytes taken from ``budget``."""
     if budget is not None:
         budget[0] -= len(data)
         if budget[0] < 0:
             raise TooMuchToParse("more Python text than a look at it parses")
     try:
-        tree = pysyntax.parse(data)
+        return pysyntax.parse(data)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _code_text(tree: ast.Module) -> str | None:
+    """The code of a parsed module as its identity reads it: without docstrings, written out as
+    every Python version writes it (None: too deep to write out). Imports are left in ``tree``."""
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
         if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and isinstance(body, list)
@@ -428,12 +448,9 @@ def _code_hash(data: bytes, folder: str | os.PathLike[str] | None = None,
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
     try:
-        text = pysyntax.stable_dump(tree)
+        return pysyntax.stable_dump(tree)
     except RecursionError:
         return None
-    local = _local_imports(tree, folder, budget) if folder is not None else []
-    text += "".join(f"\0{name}:{digest}" for name, digest in local)
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class PythonBackend(Backend):
