@@ -246,9 +246,7 @@ def check_metrics(
         if metric in NOT_RANKABLE:
             raise WorkbenchError(f"{what} {metric!r}: {NOT_RANKABLE[metric]}")
         if names is not None and metric not in names:
-            close = difflib.get_close_matches(metric, names, n=1, cutoff=0.6) or [
-                name for name in names if name.startswith(metric + "_")][:1]  # latency -> latency_ms
-            guess = f" (did you mean {close[0]!r}?)" if close else ""
+            guess = _guess(metric, names)
             if metric_name(metric) != metric and metric_name(metric) in names:  # GFLOP/s: recorded as gflops
                 guess = f" (metrics are recorded under names like {metric_name(metric)!r})"
             if metric in set(slots):
@@ -323,6 +321,9 @@ def idle_directions(directions: Mapping[str, int], named: Iterable[str], availab
 
 
 def _guess(metric: str, names: Iterable[str]) -> str:
-    """`` (did you mean 'gflops'?)`` for a name close to one of ``names`` (a typo), else ''."""
-    close = difflib.get_close_matches(metric, sorted(set(names) - set(NOT_RANKABLE)), n=1, cutoff=0.6)
+    """`` (did you mean 'gflops'?)`` for a name close to one of ``names`` (a typo, or a name without
+    its unit: latency -> latency_ms), else ''."""
+    known = sorted(set(names) - set(NOT_RANKABLE))
+    close = difflib.get_close_matches(metric, known, n=1, cutoff=0.6) or [
+        name for name in known if name.startswith(metric + "_")][:1]
     return f" (did you mean {close[0]!r}?)" if close else ""
