@@ -802,18 +802,12 @@ class Ranking:
         label = self.most_excluding
         if label is not None or self.n_ok:
             return label
-        statuses, ids = self.table.statuses, self.table.ids
-        latest = {cid: row for row, cid in enumerate(ids)}
-        stopped = np.array([row for row in latest.values() if statuses[row] is Status.ABORTED], dtype=np.int64)
+        stopped = self._latest_stopped()
         if not stopped.size:
             return None
         counts: dict[str, int] = {}
         open_ = np.ones(stopped.size, dtype=bool)  # no other limit missed: the latency limit keeps them out
-        for bound in self.constraints.bounds():
-            if bound.metric in (LATENCY, LATENCY_BOUND):
-                continue
-            values = self.table.column(bound.metric)[stopped]
-            misses = np.isfinite(values) & ~bound.satisfied(values)
+        for bound, misses in self._other_limits_missed(stopped):
             counts[bound.label] = int(np.count_nonzero(misses))
             open_ &= ~misses
         limit = self.constraints.max_latency_ms
@@ -882,6 +876,24 @@ class Ranking:
         """Rows stopped early as hopeless under the latency limit (status ``aborted``)."""
         return sum(status is Status.ABORTED for status in self.table.statuses)
 
+    def _latest_stopped(self) -> np.ndarray:
+        """The rows, in order, of the configs whose latest trial was stopped early under the latency
+        limit: what re-measuring takes (a config measured again since is not)."""
+        statuses = self.table.statuses
+        latest = {cid: row for row, cid in enumerate(self.table.ids)}
+        return np.array(sorted(row for row in latest.values() if statuses[row] is Status.ABORTED), dtype=np.int64)
+
+    def _other_limits_missed(self, rows: np.ndarray) -> list[tuple[Bound, np.ndarray]]:
+        """Each bound but the latency's, with which of ``rows`` miss it by a figure they kept (the
+        registers, shared memory of a stopped candidate): measuring again cannot change those."""
+        found = []
+        for bound in self.constraints.bounds():
+            if bound.metric in (LATENCY, LATENCY_BOUND):
+                continue
+            values = self.table.column(bound.metric)[rows]
+            found.append((bound, np.isfinite(values) & ~bound.satisfied(values)))
+        return found
+
     def aborted_note(self, how: str | None = "tune --remeasure-aborted", waits_for_relaxing: bool = False) -> str:
         """When candidates were stopped early under the latency limit, that the limit is why, with
         the fastest lower bound seen, how many the limit in force no longer rules out and the way
@@ -899,11 +911,10 @@ class Ranking:
         # per config stopped early, its latest row decides, as for re-measuring (sizes.remeasurable):
         # stopped again, it may be re-measured; measured since (in full, or failed), it is not offered
         statuses, ids = self.table.statuses, self.table.ids
-        latest = {cid: row for row, cid in enumerate(ids)}
         stopped_ids = {ids[row] for row, status in enumerate(statuses) if status is Status.ABORTED}
-        pending = sorted(latest[cid] for cid in stopped_ids if statuses[latest[cid]] is Status.ABORTED)
+        pending = self._latest_stopped()
         total, done = len(stopped_ids), len(stopped_ids) - len(pending)
-        if not pending:
+        if not pending.size:
             return f"{total} stopped early as hopeless under a latency limit, all measured again since"
         since = f" ({done} of them measured again since)" if done else ""
         aborted = len(pending)
@@ -911,11 +922,7 @@ class Ranking:
         # already: measuring its timing again cannot make it feasible (Objective.worth_remeasuring)
         settled = np.zeros(aborted, dtype=bool)
         missed: list[str] = []
-        for bound in self.constraints.bounds():
-            if bound.metric in (LATENCY, LATENCY_BOUND):
-                continue
-            values = self.table.column(bound.metric)[pending]
-            misses = np.isfinite(values) & ~bound.satisfied(values)
+        for bound, misses in self._other_limits_missed(pending):
             if misses.any():
                 settled |= misses
                 missed.append(bound.shown)
