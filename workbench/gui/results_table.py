@@ -159,7 +159,6 @@ def latency_spread_percent(trial: Trial) -> float:
     return 50.0 * (high - low) / median
 
 
-
 #: A compiler's message that starts where it found the error: ``saxpy.cu(6): error: ...``.
 _LOCATED = re.compile(r"^(?P<file>[^\s():]+)\((?P<line>\d+)\): (?P<rest>.+)$", re.S)
 
@@ -172,6 +171,7 @@ def reason_first(message: str) -> str:
     if found is None:
         return message
     return f"{found['rest']} ({found['file']} line {found['line']})"
+
 
 class TrialTableModel(QAbstractTableModel):
     """Columns: #, latency, score, feasibility (or the violated constraint), status, then each slot,

@@ -296,10 +296,11 @@ class Run:
         objective in the session, so that what is saved, shown and continued is what was searched.
 
         Checked as the run's start checked its own: a bound no measurement could meet, a metric the
-        backend neither declares nor any trial reports, several objectives for a strategy that searches one score, a run that has ended. Any of them is
-        refused with the run left on the objective it had: taken, the search followed a typo
-        (nothing feasible for the rest of the run) and saved a session no run could continue, and
-        after the end only the session in memory changed, which the file and the search never saw.
+        backend neither declares nor any trial reports, several objectives for a strategy that
+        searches one score, a run that has ended. Any of them is refused with the run left on the
+        objective it had: taken, the search followed a typo (nothing feasible for the rest of the
+        run) and saved a session no run could continue, and after the end only the session in
+        memory changed, which the file and the search never saw.
         """
         if not isinstance(objective, Objective):
             raise WorkbenchError(f"set_objective takes an Objective (its constraints, weights and objectives), "
