@@ -639,6 +639,19 @@ def test_draft_check_warns_of_a_condition_on_a_misspelt_slot_macro():
     assert not [d for d in check_draft(SPEC, SOURCE, compile_default=False).diagnostics if "defined nowhere" in d.message]
 
 
+def test_a_condition_continued_on_the_next_line_is_checked_whole():
+    """``#if defined(FAST) && \\`` then ``ITMES > 1``: the second line is part of the condition (a
+    line ending in a backslash goes on), so its typo is said at the line the condition starts on."""
+    head = "#if defined(FAST) && \\\n    ITMES > 1\n#endif\n"
+    warnings = [d for d in check_draft(SPEC, head + SOURCE, compile_default=False).diagnostics
+                if "defined nowhere" in d.message]
+    assert [(d.line, d.message.split(" in ")[0]) for d in warnings] == [(1, "ITMES")]
+    # a space or a carriage return after the backslash continues the line too, as compilers allow
+    spaced = head.replace("\\\n", "\\ \r\n")
+    assert [d.line for d in check_draft(SPEC, spaced + SOURCE, compile_default=False).diagnostics
+            if "defined nowhere" in d.message] == [1]
+
+
 @pytest.mark.parametrize("options, source_head", [
     (["-D", "MY_FLAG=1"], "#if MY_FLAG == 1\n#endif\n"),
     (["--define-macro=MY_FLAG=1"], "#if MY_FLAG == 1\n#endif\n"),

@@ -17,7 +17,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import numpy as np
 
@@ -265,6 +265,23 @@ _INCLUDE = re.compile(r"^\s*(?:#|%:)\s*include", re.M)
 _TESTED = re.compile(r"^\s*#\s*ifn?def\s+(\w+)", re.M)
 
 
+def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(number of its first line, text) of each line the preprocessor reads: a line ending in a
+    backslash goes on in the next (``#if A && \\`` then ``B > 1`` is one condition)."""
+    start, parts = 1, []
+    for number, line in enumerate(text.split("\n"), 1):
+        if not parts:
+            start = number
+        if line.rstrip().endswith("\\"):  # (a space or a carriage return after it, as compilers allow)
+            parts.append(line.rstrip()[:-1])
+            continue
+        parts.append(line)
+        yield start, " ".join(parts)
+        parts = []
+    if parts:
+        yield start, " ".join(parts)
+
+
 def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
     """Warnings for a name in an ``#if`` / ``#elif`` that nothing defines and that is spelt nearly
     like a slot's or a problem parameter's macro (``#if ITMES > 1`` for ``ITEMS``): the
@@ -289,7 +306,7 @@ def _misspelt_condition_macros(template: KernelTemplate) -> list[Diagnostic]:
     includes = _INCLUDE.search(text) is not None or bool(pre_included(template.compile_options))
     # (a name the source tests with defined / #ifdef / #ifndef is meant to be optional)
     guarded = {m.strip('( )') for m in _DEFINED_TEST.findall(text)} | set(_TESTED.findall(text))
-    for number, line in enumerate(text.split("\n"), 1):
+    for number, line in _logical_lines(text):
         match = _CONDITION.match(line)
         if match is None:
             continue
