@@ -268,7 +268,7 @@ _TESTED = re.compile(r"^\s*#\s*ifn?def\s+(\w+)", re.M)
 def _logical_lines(text: str) -> Iterator[tuple[int, str]]:
     """(number of its first line, text) of each line the preprocessor reads: a line ending in a
     backslash goes on in the next (``#if A && \\`` then ``B > 1`` is one condition)."""
-    start, parts = 1, []
+    start, parts = 1, list[str]()
     for number, line in enumerate(text.split("\n"), 1):
         if not parts:
             start = number
