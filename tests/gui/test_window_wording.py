@@ -491,6 +491,13 @@ def test_opening_a_session_shows_only_a_python_file_and_reads_a_bounded_amount_o
     latin.write_bytes("# caf\u00e9\n".encode("latin-1"))
     assert render_source(naming(latin), session.trials[0].config) == (
         "", f"python benchmark {latin}: not UTF-8 text, so it is not shown")
+    # a coding line naming another encoding is said as such: the text is not UTF-8 by its own word
+    latin.write_bytes(b"# -*- coding: ascii -*-\n# caf\xe9\n")
+    assert render_source(naming(latin), session.trials[0].config) == (
+        "", f"python benchmark {latin}: not ascii text, the encoding its coding line names, so it is not shown")
+    latin.write_bytes(b"# -*- coding: no-such-codec -*-\nx = 1\n")
+    assert render_source(naming(latin), session.trials[0].config) == (
+        "", f"python benchmark {latin}: its coding line names an encoding Python does not read, so it is not shown")
     (tmp_path / "helper.py").write_text("K = 0.01\n" + "x = 1\n" * (MAX_PARSED_BYTES // 6 + 1))
     text, note = render_source(session, session.trials[0].config)
     assert "import helper" in text and note.endswith(

@@ -88,7 +88,15 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
                 text = data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
             except WorkbenchError as exc:
                 return "", f"python benchmark: {exc}"
-            except (UnicodeDecodeError, SyntaxError, LookupError):
+            except UnicodeDecodeError as exc:
+                # (a coding line may name another encoding than UTF-8, which the text then is not)
+                said = ("not UTF-8 text" if exc.encoding.replace("-", "").lower() in {"utf8", "utf8sig"}
+                        else f"not {exc.encoding} text, the encoding its coding line names")
+                return "", f"python benchmark {path}: {said}, so it is not shown"
+            except (SyntaxError, LookupError) as exc:
+                if "unknown encoding" in str(exc):
+                    return "", (f"python benchmark {path}: its coding line names an encoding Python does not "
+                                "read, so it is not shown")
                 return "", f"python benchmark {path}: not UTF-8 text, so it is not shown"
             # (an edit since: the command line refuses to continue it; shown, the file passed for the code measured)
             try:
