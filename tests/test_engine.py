@@ -701,15 +701,22 @@ def test_patience_does_not_count_the_warm_start_configs_handed_to_the_run():
     spec, target, session, search = _setup("trivial", RandomSearch, seed=1)
     # the optimum first, then ever slower configs: only the first seed improves on what is measured
     seeds = [target.space.config({"x": x, "y": 4, "mode": "a"}) for x in (6, 5, 3, 2)]
-    finished = Engine(session, with_seeds(search, seeds), spec, patience=2, pool_factory=InlinePool,
-                      seeds=[config.id for config in seeds]).run()
+    finished = Engine(session, with_seeds(search, seeds), spec, patience=2, pool_factory=InlinePool).run()
     assert finished.reason == "plateau"
     ids = [t.config.id for t in session.trials]
     first = ids.index(seeds[0].id)  # (after the template's default config, measured first)
     assert ids[first:first + 4] == [config.id for config in seeds]
     # the optimum was the first seed: the strategy's own two proposals after the seeds end the run
     assert len(ids) == first + 4 + 2, ids
-    # without the seeds named, the same run ends two evaluations after the optimum (seeds counted)
+    # the same configs as a strategy's own proposals (a list it searches) are counted: the run
+    # ends two evaluations after the optimum
+    from workbench.search.listed import Listed
+
     spec, target, session, search = _setup("trivial", RandomSearch, seed=1)
-    Engine(session, with_seeds(search, seeds), spec, patience=2, pool_factory=InlinePool).run()
+    Engine(session, Listed(target.space, configs=seeds), spec, patience=2, pool_factory=InlinePool).run()
     assert len(session.trials) == first + 1 + 2
+    # a wrapper around the warm-started strategy answers for what it was handed
+    from workbench.search.pruning import Pruned
+
+    pruned = Pruned(with_seeds(search, seeds), lambda config: 1.0, keep_fraction=1.0)
+    assert pruned.handed() == {config.id for config in seeds}

@@ -1032,16 +1032,13 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
                         max_latency_ms=session.constraints.max_latency_ms)
     if size is not None and configs is not None:
         strategy = Listed(space, configs=[c for c in configs if space.is_valid(c)])
-    seeds: list[Config] = []
     if size is not None and warm and configs is None:
-        seeds = warm_start_configs(session, target.problem, cost=objective)
-        strategy = with_seeds(strategy, seeds)
+        strategy = with_seeds(strategy, warm_start_configs(session, target.problem, cost=objective))
     engine = Engine(session, strategy, _workers_spec(spec, session), budget=budget, time_limit_s=settings.time_limit_s,
                     workers=plan.workers, limits=limits, patience=settings.patience, output=output,
                     pool_factory=plan.pool_factory, objective=objective,
                     problem=dict(target.problem) if size is not None else None,
-                    reference=target.default_config if size is not None and configs is None else None,
-                    seeds=[config.id for config in seeds])
+                    reference=target.default_config if size is not None and configs is None else None)
     run = Run(session, engine, spec, output, lock, continued)
     run.warnings = list(target.notes) + notes + list(warnings)
     run.metrics = frozenset(available) if available is not None else None

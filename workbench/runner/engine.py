@@ -144,11 +144,11 @@ class Engine:
     every trial, saved at the end). ``objective``: the run's :class:`Objective` (constraints,
     weights, directions; None: latency alone), handed to the strategy and used by ``patience``;
     :meth:`set_objective` changes it mid-run. ``remeasure``: ids of measured configs that may be
-    measured again (aborted candidates). ``seeds``: ids of configs proposed first as a warm start
-    (a size sweep's best configs of the nearest sizes); one that does not improve on the best is
-    not counted by ``patience``, which is for the search's own proposals: a patience of 3 ended a
-    size after the four configs it was handed, before its strategy proposed anything. Construct
-    in any thread; :meth:`run` blocks the thread that calls it.
+    measured again (aborted candidates). A config the strategy was handed as a warm start
+    (:meth:`Strategy.handed`: a size sweep's best configs of the nearest sizes) that does not
+    improve on the best is not counted by ``patience``, which is for the search's own proposals:
+    a patience of 3 ended a size after the four configs it was handed, before its strategy
+    proposed anything. Construct in any thread; :meth:`run` blocks the thread that calls it.
     """
 
     def __init__(
@@ -168,7 +168,6 @@ class Engine:
         remeasure: Iterable[str] = (),
         problem: Mapping[str, Any] | None = None,
         reference: Config | None = None,
-        seeds: Iterable[str] = (),
     ) -> None:
         if output is not None and out_path is not None and Path(output) != Path(out_path):
             raise WorkbenchError("give the output session file once (output or out_path), not both")
@@ -196,7 +195,7 @@ class Engine:
         self.workers = workers
         self.limits = limits
         self.patience = patience
-        self._seeds = frozenset(seeds)  # (see the docstring: not counted by the patience rule)
+        self._handed = strategy.handed()  # (see the docstring: not counted by the patience rule)
         self.output = Path(output) if output is not None else None
         self._output_seen: tuple[int, int, int] | None = None  # the output file as the run found it
         #: The final save, a save through save_output and the run's first look at its output take
@@ -707,7 +706,7 @@ class Engine:
             self._counted.add(trial.index)
             if self._improves(trial):
                 self._since_improvement = 0
-            elif config.id not in self._seeds:
+            elif config.id not in self._handed:
                 self._since_improvement += 1
             self._note_best(trial)
             self._next_index += 1

@@ -282,6 +282,13 @@ class Strategy(ABC):
         """Never propose these config ids (measured elsewhere, or being measured)."""
         self.measured.update(ids)
 
+    def handed(self) -> frozenset[str]:
+        """Ids of the configs this strategy proposes because it was handed them (a warm start),
+        not because its search chose them. A run's patience counts only the search's own
+        proposals: a handed config that does not improve says nothing of the search stalling.
+        Wrappers answer for what they wrap."""
+        return frozenset()
+
     def warm_start(self, trials: Sequence[Trial]) -> None:
         """Learn from trials measured before this strategy existed (a reopened session), by the
         rules of :meth:`tell`."""

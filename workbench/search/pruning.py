@@ -66,6 +66,9 @@ class Pruned(Strategy):
         self._objective = objective
         self.inner.set_objective(objective)
 
+    def handed(self) -> frozenset[str]:
+        return self.inner.handed()
+
     def _prediction(self, config: Config) -> Trial:
         """What the model predicts for ``config``, as a trial the objective can judge (kept per
         config: the reserve is ranked again whenever it is used).

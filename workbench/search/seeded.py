@@ -41,6 +41,9 @@ class Seeded(Strategy):
         super().exclude(ids)
         self.inner.exclude(ids)
 
+    def handed(self) -> frozenset[str]:
+        return frozenset(c.id for c in self.seeds) | self.inner.handed()
+
     def ask(self, n: int) -> list[Config]:
         out: list[Config] = []
         while self._next < len(self.seeds) and len(out) < n:
