@@ -94,7 +94,7 @@ def _request_from_args(args: argparse.Namespace, continued: str | None = None) -
     layered over its own objective (it is read for that only when such flags are given); otherwise
     the session keeps its own."""
     from workbench.core.domain.session import has_journal, load_session
-    from workbench.runner.controller import RunRequest
+    from workbench.runner.request import RunRequest
     from workbench.runner.executors import parse_devices
 
     there = continued is not None and (Path(continued).exists() or has_journal(continued))

@@ -37,7 +37,7 @@ from workbench.runner.events import END_WORDS
 if TYPE_CHECKING:
     from workbench.core.domain.session import Session
     from workbench.gui.elided_label import ElidedTabs
-    from workbench.runner.controller import RunRequest
+    from workbench.runner.request import RunRequest
 
 _log = logging.getLogger(__name__)
 
@@ -429,7 +429,7 @@ class WindowRuns(WindowFiles):
 
     def _run_request(self, run: dict[str, Any], current: Session | None) -> RunRequest:
         """The controller's request for a new session from the toolbar's (or automation's) keys."""
-        from workbench.runner.controller import RunRequest
+        from workbench.runner.request import RunRequest
 
         extra = dict(run.get("options") or {})
         if run.get("delay_s"):
@@ -452,7 +452,7 @@ class WindowRuns(WindowFiles):
     def _continue_request(self, run: dict[str, Any], session: Session) -> RunRequest:
         """A request that continues ``session``: its backend as saved, the run's own choices
         (strategy, seed, budget, limits, objective) from the controls."""
-        from workbench.runner.controller import RunRequest
+        from workbench.runner.request import RunRequest
 
         backend = session.backend if isinstance(session.backend, dict) else {}
         options = backend.get("options") or {}

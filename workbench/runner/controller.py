@@ -15,14 +15,11 @@ from __future__ import annotations
 import dataclasses
 import math
 import logging
-import numbers
 import os
 import shlex
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Sequence, cast
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
-import numpy as np
 
 from workbench.backends.base import PACED_BACKENDS, BackendSpec, EvalLimits, Target, pace_option
 from workbench.backends.python import CODE_HASH_OPTION, code_identities, host_device_name
@@ -77,6 +74,8 @@ from workbench.runner.costmodel import sim_predictor
 from workbench.runner.engine import Engine
 from workbench.runner.events import Event, RunFinished
 from workbench.runner.executors import ExecutorChoice, check_workers, plan_execution
+from workbench.runner.request import RunRequest
+from workbench.runner.run import Run
 from workbench.runner.plan import (
     available_metrics,
     check_no_problem,
@@ -85,7 +84,6 @@ from workbench.runner.plan import (
     open_target,
     replacement_note,
 )
-from workbench.runner.running import measuring_into
 from workbench.runner.sweep import SizeRun, SweepRun
 from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, STRATEGIES, Strategy, create_strategy, shown_value, strategy_class
 from workbench.search.listed import Listed
@@ -97,248 +95,6 @@ log = logging.getLogger(__name__)
 #: How long a run looks for one valid config before it starts (see SearchSpace.first_valid): a
 #: space whose restrictions leave none is refused then, not after a run that ends at once.
 FIRST_VALID_SEARCH_S = 5.0
-
-
-#: The kind of value each field of a :class:`RunRequest` takes (None aside: "not said").
-_REQUEST_KINDS = {
-    **dict.fromkeys(("kernel", "backend", "replay", "gpu_model", "strategy", "executor", "ray_address"), "text"),
-    **dict.fromkeys(("device", "budget", "patience", "workers"), "whole"),  # (a seed is checked with its range)
-    **dict.fromkeys(("time_limit_s", "prune_keep", "compile_timeout_s", "run_timeout_s"), "number"),
-    **dict.fromkeys(("noise", "allow_mixed_gpus", "warm_start", "trust_session_code"), "flag"),
-    **dict.fromkeys(("problem", "backend_options", "strategy_options", "domains", "sizes"), "mapping"),
-    **dict.fromkeys(("kernel_dirs", "objectives", "restrictions"), "texts"),
-    "devices": "wholes", "constraints": "constraints", "weights": "weights", "spec": "spec",
-}
-_KIND_WORDS = {
-    "text": "text", "whole": "a whole number", "number": "a number", "flag": "True or False",
-    "mapping": "a dict", "texts": "a list or tuple of text (not one string)",
-    "wholes": "a list or tuple of whole numbers", "constraints": "a Constraints (workbench.core.domain.objective)",
-    "weights": "a Weights (workbench.core.domain.objective)", "spec": "a BackendSpec",
-}
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _of_kind(value: Any, kind: str) -> bool:
-    """Whether ``value`` is of ``kind`` (a key of :data:`_KIND_WORDS`)."""
-    if kind == "text":
-        return isinstance(value, str)
-    if kind == "whole":
-        return _whole(value)
-    if kind == "number":
-        return isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if kind == "flag":
-        return isinstance(value, (bool, np.bool_))
-    if kind == "mapping":
-        return isinstance(value, Mapping)
-    if kind in ("texts", "wholes"):
-        return (isinstance(value, (list, tuple)) and
-                all(isinstance(item, str) if kind == "texts" else _whole(item) for item in value))
-    return isinstance(value, {"constraints": Constraints, "weights": Weights, "spec": BackendSpec}[kind])
-
-
-@dataclass(frozen=True)
-class RunRequest:
-    """What a person asked for. ``None`` means "not said": a new session takes the default, a
-    continued session keeps what it was saved with."""
-
-    kernel: str | None = None
-    backend: str | None = None
-    #: An already resolved backend (scripts that plan their own, e.g. one per GPU); when given,
-    #: the kernel, backend, replay, problem and backend option fields are not used for a new session.
-    spec: BackendSpec | None = None
-    replay: str | None = None
-    kernel_dirs: tuple[str, ...] = ()
-    problem: Mapping[str, Any] | None = None
-    gpu_model: str | None = None
-    noise: bool | None = None
-    device: int | None = None
-    #: Further backend options (replay ``delay_s``, sim ``compile``).
-    backend_options: Mapping[str, Any] = field(default_factory=dict)
-    strategy: str | None = None
-    strategy_options: Mapping[str, Any] | None = None
-    seed: int | None = None
-    constraints: Constraints | None = None
-    weights: Weights | None = None
-    #: Two or more metrics to search the Pareto front of (a multi-objective run); None: the
-    #: session's own (continued), else one score.
-    objectives: tuple[str, ...] | None = None
-    #: Evaluations in this run (failures count). Continuing: None runs what is left of the
-    #: session's recorded budget.
-    budget: int | None = None
-    time_limit_s: float | None = None
-    patience: int | None = None
-    prune_keep: float | None = None
-    workers: int | None = None
-    executor: str | None = None
-    ray_address: str | None = None
-    devices: tuple[int, ...] | None = None
-    allow_mixed_gpus: bool | None = None
-    compile_timeout_s: float | None = None
-    run_timeout_s: float | None = None
-    #: Slot domains and restrictions edited in the window (template spaces only).
-    domains: Mapping[str, Sequence[Any]] | None = None
-    restrictions: Sequence[str] | None = None
-    #: The person confirmed running the python benchmark a continued session names (the window's
-    #: dialog); on the command line naming the file as the kernel is the confirmation.
-    trust_session_code: bool = False
-    #: Problem sizes to sweep (name -> values; several names make a grid): one tuning per size in one
-    #: session, ``budget`` evaluations each (see :mod:`workbench.runner.sweep`). Continuing a sweep
-    #: adds these values to its plan. ``warm_start`` (None: the plan's, else on): a new size first
-    #: measures the best configs of the nearest sizes already measured.
-    sizes: Mapping[str, Sequence[Any]] | None = None
-    warm_start: bool | None = None
-
-    def __post_init__(self) -> None:
-        """Each field's kind checked where a script builds the request: a budget of ``"10"``, a
-        dict for the constraints or a string for the objectives failed deep in the run with a
-        ``TypeError`` or ``AttributeError``, or were read letter by letter ("metric 'l'"). A path
-        object for the kernel, the replay or a kernel folder is taken as its text, NumPy's numbers
-        and flags as numbers and flags."""
-        for name in ("kernel", "replay"):
-            value = getattr(self, name)
-            if isinstance(value, os.PathLike):
-                object.__setattr__(self, name, os.fspath(value))
-        for name in ("devices", "objectives", "restrictions"):  # a NumPy array of them as the list it holds
-            value = getattr(self, name)
-            if isinstance(value, np.ndarray):
-                object.__setattr__(self, name, tuple(value.tolist()))
-        if not isinstance(self.kernel_dirs, (str, bytes)) and isinstance(self.kernel_dirs, Iterable):
-            object.__setattr__(self, "kernel_dirs", tuple(
-                os.fspath(d) if isinstance(d, os.PathLike) else d for d in self.kernel_dirs))
-        for name, kind in _REQUEST_KINDS.items():
-            value = getattr(self, name)
-            if value is not None and not _of_kind(value, kind):
-                raise WorkbenchError(f"RunRequest {name}: expected {_KIND_WORDS[kind]}, got {value!r} "
-                                     f"({type(value).__name__})")
-
-    def settings_overrides(self) -> dict[str, Any]:
-        names = ("time_limit_s", "patience", "prune_keep", "workers", "executor", "ray_address", "devices",
-                 "allow_mixed_gpus", "compile_timeout_s", "run_timeout_s")
-        return {name: getattr(self, name) for name in names if getattr(self, name) is not None}
-
-
-class Run:
-    """A prepared run: its session, its engine, and the lock on its output until it ends.
-
-    Control methods (``pause``, ``resume``, ``stop``, ``subscribe``) may be called from any thread;
-    :meth:`run` blocks the calling thread until the run ends.
-    """
-
-    def __init__(self, session: Session, engine: Engine, spec: BackendSpec, output: Path | None,
-                 lock: SessionLock | None, continued: bool) -> None:
-        self.session = session
-        self.engine = engine
-        self.spec = spec
-        self.output = output
-        self.lock = lock
-        self.continued = continued
-        #: Things worth telling the person that do not stop the run (a metric only the run will show).
-        self.warnings: list[str] = []
-        self._started = False
-        #: What an objective set mid-run is checked against as the run's start checked its own (see
-        #: :meth:`set_objective`): the metrics the backend declares or the trials report (None: a
-        #: backend that cannot say ahead), the space's slot names, and whether the strategy searches
-        #: a Pareto front.
-        self.metrics: frozenset[str] | None = None
-        self.slots: tuple[str, ...] = ()
-        self.multi_objective = False
-        self.strategy_name = str(session.strategy.get("name") or "")
-        #: The sweep this run measures one size of (its session is the sweep's: see :mod:`running`).
-        self.measured_for: Any = None
-
-    def run(self) -> RunFinished:
-        """Run to the end; the engine saves the session; the lock is released however it ends.
-
-        Once only: the lock is gone after the first end, and a second run would write the session
-        without it, beside any writer that took the file meanwhile."""
-        if self._started:
-            raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
-        with measuring_into(self.session, self.measured_for or self):  # (refused: not started, its lock kept)
-            self._started = True
-            try:
-                return self.engine.run()
-            finally:
-                self.release()
-
-    def release(self) -> None:
-        if self.lock is not None:
-            self.lock.release()
-
-    @property
-    def saved(self) -> bool:
-        """Whether the run's end wrote the session to :attr:`output` (a failed save leaves the journal)."""
-        return self.engine.saved
-
-    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]:
-        return self.engine.subscribe(callback)
-
-    def save_output(self, save: Callable[[], object]) -> None:
-        """Run ``save``, a save of this run's output made elsewhere in this process (see
-        :meth:`Engine.save_output`)."""
-        self.engine.save_output(save)
-
-    def pause(self) -> None:
-        self.engine.pause()
-
-    def resume(self) -> None:
-        self.engine.resume()
-
-    def stop(self) -> None:
-        """End the run from any thread: no new candidate starts; those running finish or time out
-        (each within its run's timeout) and are recorded, so ``run()`` returns after them."""
-        self.engine.stop()
-
-    def set_objective(self, objective: Objective) -> None:
-        """Re-target the running search (constraints or weights changed), and record the new
-        objective in the session, so that what is saved, shown and continued is what was searched.
-
-        Checked as the run's start checked its own: a bound no measurement could meet, a metric the
-        backend neither declares nor any trial reports, several objectives for a strategy that
-        searches one score, a run that has ended. Any of them is refused with the run left on the
-        objective it had: taken, the search followed a typo (nothing feasible for the rest of the
-        run) and saved a session no run could continue, and after the end only the session in
-        memory changed, which the file and the search never saw.
-        """
-        if not isinstance(objective, Objective):
-            raise WorkbenchError(f"set_objective takes an Objective (its constraints, weights and objectives), "
-                                 f"not {type(objective).__name__}")
-        if self.engine.finished is not None:
-            raise WorkbenchError(f"the run has ended ({self.engine.finished.reason}): its session keeps the "
-                                 "objective it was searched for; prepare a new run to search for another")
-        self.check_objective(objective)
-        self.session.constraints = objective.constraints
-        self.session.weights = objective.weights
-        # a new record, not an edit of the one the engine's thread may be saving right now
-        strategy = cast(StrategyInfo, {k: v for k, v in self.session.strategy.items() if k != "objectives"})
-        if objective.objectives:
-            strategy["objectives"] = list(objective.objectives)
-        self.session.strategy = strategy
-        self.engine.set_objective(objective)
-
-    def check_objective(self, objective: Objective) -> None:
-        """Refuse ``objective`` where this run's start would have refused it (see :meth:`set_objective`)."""
-        check_objective_for(objective, self.metrics, self.slots, self.strategy_name, self.multi_objective)
-
-    @property
-    def objective(self) -> Objective | None:
-        """The objective the search follows now (the last one set, once the engine took it)."""
-        return self.engine.objective
-
-    @property
-    def paused(self) -> bool:
-        return self.engine.paused
-
-    @property
-    def budget(self) -> int | None:
-        return self.engine.budget
-
-    @property
-    def refined(self) -> int:
-        """Trials simulated with estimated resources and refined in place when their compile landed."""
-        return self.engine.refined
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1045,25 +801,6 @@ def _prepare(request: RunRequest, session: Session | None, output: Path | None, 
     run.slots = tuple(space.names)
     run.strategy_name, run.multi_objective = strategy_name, strategy_class(strategy_name).multi_objective
     return run
-
-
-def check_objective_for(objective: Objective, metrics: Iterable[str] | None, slots: Sequence[str],
-                        strategy_name: str, multi_objective: bool) -> None:
-    """Refuse an objective a run of ``strategy_name`` over a space of ``slots`` could not search:
-    constraints no measurement meets, a metric outside ``metrics`` (what the backend declares and
-    the trials report; None: a backend that cannot say ahead, whose names are all taken), several
-    objectives for a strategy of one score (``multi_objective``). (A weight without a direction
-    cannot be in an :class:`Objective`: building one refuses it.)"""
-    objective.constraints.check_possible()
-    if metrics is not None:
-        objective.constraints.check_declared_amounts(metrics)
-    weighted = [m for m, w in objective.weights.values.items() if w > 0]
-    named = dict.fromkeys([*weighted, *(b.metric for b in objective.constraints.bounds()), *objective.objectives])
-    check_metrics(named, metrics, objective.weights.directions, slots=slots)
-    if objective.objectives and not multi_objective:
-        multi = sorted(n for n in STRATEGIES if strategy_class(n).multi_objective)
-        raise WorkbenchError(f"objectives {', '.join(objective.objectives)}: strategy {strategy_name!r} searches one "
-                             f"score; a Pareto front is searched by {', '.join(multi)} (started with it)")
 
 
 def usable_stored_options(strategy_name: str, stored: Mapping[str, Any],

@@ -2,7 +2,7 @@
 
 The run controller builds each size's run (:func:`workbench.runner.controller.start_run` with
 ``RunRequest.sizes``); this object strings them together behind the surface of a single
-:class:`~workbench.runner.controller.Run` (``run``, ``pause``, ``resume``, ``stop``, ``subscribe``,
+:class:`~workbench.runner.run.Run` (``run``, ``pause``, ``resume``, ``stop``, ``subscribe``,
 ``set_objective``), so the command line and the window drive a sweep exactly as they drive one run.
 Each size is prepared only when the one before it has ended, so that its warm start sees what the
 earlier sizes found. Listeners see progress over the whole sweep (evaluations done of all sizes'
@@ -165,7 +165,7 @@ class SweepRun:
 
     def set_objective(self, objective: Objective) -> None:
         """Re-target the size measuring now and every size after it; refused, as a single run's
-        :meth:`~workbench.runner.controller.Run.set_objective` refuses it, before anything changes
+        :meth:`~workbench.runner.run.Run.set_objective` refuses it, before anything changes
         (stored unchecked, an objective the next size's start refused ended the sweep there)."""
         if not isinstance(objective, Objective):
             raise WorkbenchError(f"set_objective takes an Objective (its constraints, weights and objectives), "
@@ -192,7 +192,7 @@ class SweepRun:
     # --- running -------------------------------------------------------------------------------
     def run(self) -> RunFinished:
         """Measure every size still to do; the lock is released however it ends. Once only, as
-        :meth:`workbench.runner.controller.Run.run`: a second run would write without the lock."""
+        :meth:`workbench.runner.run.Run.run`: a second run would write without the lock."""
         if self._started:
             raise WorkbenchError("this run was already started; prepare a new one (its lock is gone)")
         with measuring_into(self.session, self):  # (refused: not started, its lock kept)
