@@ -1629,6 +1629,51 @@ def test_a_limit_typed_with_the_figures_the_data_needs_is_the_limit_in_force(win
     assert 0 < window.model.ranking.n_feasible == kept < len(window.model.session.trials)
 
 
+@pytest.fixture
+def comma_decimal_locale():
+    """The system's locale writes decimals with a comma (as de_DE does), for widgets made after it."""
+    from PySide6.QtCore import QLocale
+
+    before = QLocale()
+    QLocale.setDefault(QLocale(QLocale.Language.German, QLocale.Country.Germany))
+    yield
+    QLocale.setDefault(before)
+
+
+@pytest.mark.parametrize("typed", ["0.019226", "0,019226"])
+def test_numbers_typed_with_a_point_or_a_comma_mean_the_same_in_any_locale(comma_decimal_locale, window, qtbot,
+                                                                          typed):
+    """Under a comma-decimal locale the limit box read 0.02 as 2 (the point taken for a group
+    separator), a limit a hundred times looser in force without a word, while the window writes
+    every number with a point; under other locales 0,02 did the same. Every box of decimals
+    reads both as the decimal point, and writes a point."""
+    from workbench.gui.decimal_box import DecimalBox
+
+    window.model.set_session(_close_figures())
+    window.show()
+    qtbot.waitExposed(window)
+    box = window.objective_panel.limits["max_latency_ms"].spin
+    box.setFocus()
+    qtbot.waitUntil(box.hasFocus, timeout=5000)
+    box.lineEdit().selectAll()
+    QTest.keyClicks(box, typed)
+    QTest.keyClick(box, Qt.Key.Key_Return)
+    assert box.text() == "0.019226" and window.model.constraints.max_latency_ms == 0.019226
+    window.objective_panel._on_weight_typed("latency_ms", typed.replace("019226", "5"))
+    assert window.model.weights.values["latency_ms"] == 0.5
+    # the time limit, the demo pace and the strategies' options of decimals read alike
+    toolbar = window.toolbar
+    boxes = [toolbar.minutes, toolbar.delay]
+    window.toolbar.strategy.setCurrentText("annealing")
+    boxes += [editor for _, editor in toolbar.strategy_options.editors.values() if isinstance(editor, DecimalBox)]
+    assert len(boxes) >= 3
+    for each in boxes:
+        each.lineEdit().selectAll()
+        QTest.keyClicks(each, typed.replace("019226", "25"))
+        each.interpretText()
+        assert each.value() == 0.25 and each.text().removesuffix(" s/eval").startswith("0.25"), (each, each.text())
+
+
 def test_another_session_gives_a_box_being_typed_in_its_own_decimals(window, qtbot):
     """Focus left in the box kept the first session's decimals (3, for latencies of milliseconds)
     when another session opened, and 0.019226 typed for the new one became 0.019."""

@@ -125,6 +125,7 @@ def _check_still_replaceable(path: Path, force: bool, checked: tuple[int, ...] |
 
 def application() -> Any:
     """The process's QApplication (created once, styled)."""
+    from PySide6.QtCore import QLocale
     from PySide6.QtWidgets import QApplication
 
     app = QApplication.instance()
@@ -133,6 +134,9 @@ def application() -> Any:
         _private_qt_settings()
         _without_offscreen_notes()
         app = QApplication([sys.argv[0] if sys.argv else "kernel-workbench"])
+        # numbers with a point, as the window writes them and the command line takes them, in any
+        # locale (see gui/decimal_box.py: a box read 0.02 as 2 under a comma-decimal locale)
+        QLocale.setDefault(QLocale.c())
         app.setOrganizationName("kernel-workbench")
         app.setApplicationName("Kernel Tuning Workbench")
         keep_light_colours(app)

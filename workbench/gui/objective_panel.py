@@ -18,7 +18,7 @@ import numpy as np
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QFontMetrics, QKeyEvent, QValidator, QWheelEvent
 from PySide6.QtWidgets import (
-    QCheckBox, QComboBox, QDoubleSpinBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QPushButton, QSlider, QVBoxLayout, QWidget,
+    QCheckBox, QComboBox, QGridLayout, QGroupBox, QLabel, QLineEdit, QPushButton, QSlider, QVBoxLayout, QWidget,
 )
 
 from workbench.core.errors import WorkbenchError
@@ -27,6 +27,7 @@ from workbench.core.domain.metrics import check_metrics, known_direction
 from workbench.core.domain.objective import Bound, Weights, direction_problem, fold_named_limits
 from workbench.core.domain.search_objective import Objective
 
+from workbench.gui.decimal_box import DecimalBox, point_for_comma
 from workbench.gui.model import BASE_METRICS, STATUS_CODES, SessionModel
 from workbench.core.domain.figures import fmt
 from workbench.gui.text import LIMIT_DECIMALS, WARNING_TEXT, dragged_limit, limit_decimals, metric_label, plain_tip
@@ -68,7 +69,7 @@ def _exponent_value(typed: str, point: str) -> float | None:
     return value if math.isfinite(value) else None
 
 
-class LimitSpinBox(QDoubleSpinBox):
+class LimitSpinBox(DecimalBox):
     """A limit's entry box, as wide as the values its slider spans.
 
     Qt sizes a spin box for the texts of its minimum and maximum. A limit's are the "off" sentinel
@@ -101,6 +102,7 @@ class LimitSpinBox(QDoubleSpinBox):
     def validate(self, text: str, position: int) -> Any:  # Qt override
         """The "off" the box shows while the limit is off can be typed too (or the box emptied) to
         turn it off: Qt refused every letter of it, and the limit stayed on without a word."""
+        text = point_for_comma(text)
         typed = text.strip().lower()
         off = self.specialValueText().lower()
         if typed == off:
@@ -130,6 +132,7 @@ class LimitSpinBox(QDoubleSpinBox):
         return self.specialValueText() if not text.strip() else super().fixup(text)
 
     def valueFromText(self, text: str) -> float:  # Qt override
+        text = point_for_comma(text)
         if text.strip().lower() == self.specialValueText().lower():
             return self.minimum()
         value = _exponent_value(text.strip().lower(), self.locale().decimalPoint()) if "e" in text.lower() else None
@@ -865,7 +868,7 @@ class ObjectivePanel(QWidget):
         """A weight typed into its box: a number of 0 or more sets it (the sliders widen for one
         beyond their end); anything else puts the weight in force back, the tool tip saying why."""
         try:
-            weight = float(text.strip())
+            weight = float(point_for_comma(text.strip()))
             if not math.isfinite(weight) or weight < 0:
                 raise ValueError(text)
             if weight != self.model.weights.values.get(metric, 0.0):

@@ -9,8 +9,7 @@ from typing import Any, Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import (
-    QApplication, QComboBox, QFileDialog, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QDoubleSpinBox,
-    QToolBar, QToolButton, QWidget,
+    QApplication, QComboBox, QFileDialog, QLabel, QLineEdit, QProgressBar, QPushButton, QSpinBox, QToolBar, QToolButton, QWidget,
 )
 
 from workbench.backends.base import PACED_BACKENDS
@@ -21,6 +20,7 @@ from workbench.core.model.gpus import DEFAULT_GPU
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError, counted
 from workbench.core.domain.sizes import format_sizes, parse_sizes_text
+from workbench.gui.decimal_box import DecimalBox
 from workbench.gui.elided_label import ElidedLabel
 from workbench.gui.options_popup import FormPopup
 from workbench.gui.strategy_options import StrategyOptionsForm
@@ -85,7 +85,7 @@ def parse_problem(text: str) -> dict[str, Any]:
     return parse_assignment_list(text, "problem")
 
 
-class MinutesBox(QDoubleSpinBox):
+class MinutesBox(DecimalBox):
     """The time limit in minutes, to a hundredth of a second (4 decimals), written without trailing
     zeros (``10 min``, ``0.1667 min``): at 2 decimals a session's limit of 0.2 s opened as "no time
     limit" and 10 s ran as 10.2 s, and written at 4 the box widened the tool bar past what
@@ -198,7 +198,7 @@ class RunToolbar(QToolBar):
         self.browse = QPushButton("...")
         self.browse.setMaximumWidth(28)
         self.browse.clicked.connect(self._on_browse)
-        self.delay = QDoubleSpinBox()
+        self.delay = DecimalBox()
         self.delay.setRange(0.0, MAX_PACE_S)
         self.delay.setSingleStep(0.05)
         self.delay.setSuffix(" s/eval")

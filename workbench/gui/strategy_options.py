@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.errors import WorkbenchError
 from workbench.search.base import Option, strategy_class
+from workbench.gui.decimal_box import DecimalBox
 
 _INT_LIMIT = 2**31 - 1
 _FLOAT_LIMIT = 1e9
@@ -59,7 +60,7 @@ def _editor(option: Option) -> QWidget:
         spin.setValue(default)
         editor = spin
     elif isinstance(default, float):
-        real = QDoubleSpinBox()
+        real = DecimalBox()
         real.setDecimals(_decimals(option.low, option.high, default))
         real.setRange(_bound(option.low, -_FLOAT_LIMIT), _bound(option.high, _FLOAT_LIMIT))
         real.setSingleStep(0.05 if abs(default) <= 1.0 else 0.5)
