@@ -824,3 +824,18 @@ def test_a_python_benchmark_edited_during_its_run_is_not_measured_into_the_sessi
     assert f"python benchmark {bench} changed since the run started" in result.stderr, result.stderr
     trials = json.loads(out.read_text())["trials"]
     assert all(t.get("metrics", {}).get("latency_ms", 5.0) >= 5.0 for t in trials), trials  # no new code's figure
+
+
+def test_a_python_benchmark_in_a_folder_named_in_bytes_that_are_not_utf8_runs(cli, tmp_path) -> None:
+    """A folder from an old Latin-1 archive (``caf\\xe9``): its benchmark was refused with
+    "UnicodeEncodeError while reading its declarations", which reads as a broken module, where
+    templates, replays and sessions in the same folder worked."""
+    folder = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    folder.mkdir()
+    bench = folder / "plain.py"
+    bench.write_text("SPACE = {'i': [1, 2, 3]}\ndef measure(c):\n    return {'latency_ms': 1.0 + c['i']}\n")
+    out = folder / "s.json"
+    said = cli("tune", bench, "--strategy", "grid", "--budget", "3", "--quiet", "--out", out)
+    assert said.returncode == 0, said.stderr
+    assert cli("tune", bench, "--resume", out, "--budget", "1", "--quiet").returncode == 0
+    assert json.loads(cli("show", out, "--json").stdout)["trials"] == 3

@@ -80,7 +80,7 @@ def load_module(path: str, source: bytes | None = None) -> ModuleType:
         if folder in sys.path:
             sys.path.remove(folder)
         sys.path.insert(0, folder)
-    digest = hashlib.sha1(path.encode()).hexdigest()[:10]
+    digest = hashlib.sha1(os.fsencode(path)).hexdigest()[:10]  # (a folder named in bytes that are not UTF-8 too)
     name = f"_workbench_bench_{digest}"
     module_spec = file_module_spec(name, path, source)
     if module_spec is None or module_spec.loader is None:

@@ -1066,7 +1066,7 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 def _import_spec(path: Path) -> Any:
-    module_name = "workbench_kernels_" + hashlib.sha1(str(path).encode()).hexdigest()[:10] + "." + path.stem
+    module_name = "workbench_kernels_" + hashlib.sha1(os.fsencode(path)).hexdigest()[:10] + "." + path.stem
     spec = pysyntax.file_module_spec(module_name, path)
     if spec is None or spec.loader is None:
         raise TemplateError(f"{path}: cannot be imported as a Python module")
