@@ -184,6 +184,11 @@ def test_an_axis_title_longer_than_its_axis_goes_on_as_few_lines_as_fit() -> Non
     assert title_lines("a b c d e f g h", 3, width) == ["a b c", "d e f", "g h"]
     assert title_lines("throughput", 3, width) == ["throughput"]  # one word: nothing to break
     assert title_lines("best latency (ms)", 0, width) == ["best latency (ms)"]  # not laid out yet
+    # a metric named with underscores, longer than the axis, breaks after them (it lost both ends)
+    assert title_lines("bytes_moved_per_second (simulated)", 13, width) == [
+        "bytes_moved_", "per_second", "(simulated)"]
+    assert title_lines("bytes_moved (ms)", 16, width) == ["bytes_moved (ms)"]  # fits: one line, as before
+    assert title_lines("a_b c", 4, width) == ["a_b", "c"]  # a word that fits is not broken
 
 
 @pytest.mark.parametrize("view", ["roofline", "compare"])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -459,17 +460,28 @@ def labelled_positions(counts: Sequence[int], step: int) -> set[int]:
 def title_lines(title: str, length: float, measure: Measure, most: int = 3) -> list[str]:
     """An axis title as one line when it fits the axis's ``length`` in pixels, else as few lines
     (at most ``most``) as fit, broken at spaces so that the longest line is shortest. A cut title
-    loses its end, where the unit and a "(simulated)" stand; more lines keep it whole (a single
-    word longer than the axis is still cut). Before the axis has a length (0) the title stays on
-    one line."""
-    words = title.split(" ")
-    if length <= 0 or len(words) < 2 or measure(title) <= length:
+    loses its end, where the unit and a "(simulated)" stand; more lines keep it whole. A word
+    longer than the axis (a metric named with underscores, ``bytes_moved_per_second_measured``)
+    may also break after its underscores; a word that still does not fit is cut. Before the axis
+    has a length (0) the title stays on one line."""
+    if length <= 0 or measure(title) <= length:
         return [title]
+    # (piece, what joins it to the piece before: a space, or nothing inside a word broken at "_")
+    pieces: list[tuple[str, str]] = []
+    for word in title.split(" "):
+        parts = re.findall(r"[^_]*_+|[^_]+$", word) if measure(word) > length else [word]
+        pieces += [(part, " " if i == 0 else "") for i, part in enumerate(parts or [word])]
+    if len(pieces) < 2:
+        return [title]
+
+    def joined(run: Sequence[tuple[str, str]]) -> str:
+        return "".join(glue + part if k else part for k, (part, glue) in enumerate(run))
+
     best: list[str] = [title]
-    for count in range(2, min(most, len(words)) + 1):
-        # every way of cutting the words into ``count`` runs; titles are a few words long
-        candidates = [[" ".join(words[a:b]) for a, b in zip((0, *cuts), (*cuts, len(words)))]
-                      for cuts in itertools.combinations(range(1, len(words)), count - 1)]
+    for count in range(2, min(most, len(pieces)) + 1):
+        # every way of cutting the pieces into ``count`` runs; titles are a few words long
+        candidates = [[joined(pieces[a:b]) for a, b in zip((0, *cuts), (*cuts, len(pieces)))]
+                      for cuts in itertools.combinations(range(1, len(pieces)), count - 1)]
         # the longest line shortest; among equals, the earlier lines fuller (as text is read)
         best = min(candidates, key=lambda lines: (max(measure(line) for line in lines), [-measure(line) for line in lines]))
         if max(measure(line) for line in best) <= length:
