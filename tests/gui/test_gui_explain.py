@@ -10,6 +10,7 @@ import math
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
@@ -1397,7 +1398,7 @@ def test_the_recommendation_card_gives_the_figure_the_trade_off_chart_plots(show
     assert "shared memory (B)" not in card.text()
     chart.y_combo.setCurrentIndex(chart.y_combo.findData("smem_bytes"))
     assert chart.y_name == "smem_bytes" and "shared memory (B): 1024" in card.text()
-    assert card.body.text() == card.text()  # shown, not only computed
+    assert card.body.text().replace("\u200b", "") == card.text()  # shown, not only computed (breaks aside)
     # right after the latency, the chart's other axis: at the end of the figures it was below the
     # fold of a card that scrolls, on a projector
     figures = [line.removeprefix("<b>") for line in card.text().split("<br>")
@@ -1811,3 +1812,27 @@ def test_a_recordings_own_bandwidth_figure_is_said_to_be_its_own_and_above_the_p
     measured = {"name": "GPU X", "simulated": False, "peak_bandwidth_gbs": 1064.0}
     (said,) = [fact for fact in breakdown(trial, measured).facts if "peak bandwidth" in fact]
     assert said == "50% of the GPU's peak bandwidth (532 of 1064 GB/s, counting the bytes the operation must move)"
+
+
+def test_the_card_wraps_a_long_underscored_name_and_copies_it_whole(window, qtbot):
+    """A slot named with underscores (no space to wrap at) was cut at the column's edge with the
+    value after it; the card now wraps after underscores, and what is copied from it is the name
+    itself, without the invisible breaks."""
+    from PySide6.QtGui import QFont, QFontMetrics
+
+    name = "elements_per_thread_overlapping_the_next_tile"
+    space = SearchSpace([Slot(name, (1, 2, 4))])
+    trials = [Trial(i, space.config({name: v}), Measurement(Status.OK, {"latency_ms": 1.0 + i}))
+              for i, v in enumerate((1, 2, 4))]
+    window.model.set_session(Session(kernel="long", space=space, trials=trials, device={"name": "toy GPU"}))
+    body = window.best_card.body
+    bold = QFont(body.font())
+    bold.setBold(True)
+    assert body.minimumSizeHint().width() < QFontMetrics(bold).horizontalAdvance(name) / 2
+    assert f"<b>{name}</b> = 1" in window.best_card.text()  # (the text itself has no breaks)
+    body.setFocus()
+    body.select_all()
+    assert "\u200b" in body.selectedText()
+    QTest.keySequence(body, QKeySequence.StandardKey.Copy)
+    copied = QApplication.clipboard().text()
+    assert f"{name} = 1" in copied and "\u200b" not in copied, repr(copied)

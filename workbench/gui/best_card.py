@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from typing import Mapping
 
 import numpy as np
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QLabel, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtGui import QClipboard, QContextMenuEvent, QKeyEvent, QKeySequence, QMouseEvent, QTextDocument
+from PySide6.QtWidgets import QApplication, QFrame, QLabel, QMenu, QPushButton, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import RECORDED_RATES, rates_time_apart
 from workbench.core.domain.records import provenance
@@ -23,6 +25,49 @@ CARD_METRICS = ("latency_ms", "memory_mb", "onchip_kb_per_sm", "throughput_gbs",
 _RATES = ("throughput_gbs", "gflops")
 #: Figures that follow from the registers and shared memory: an estimate's when those are estimated.
 _FROM_RESOURCES = ("onchip_kb_per_sm", "occupancy", "registers")
+
+
+#: A break opportunity that shows nothing (zero width space): put after a name's underscores.
+_BREAK = "\u200b"
+
+
+def breakable(rich: str) -> str:
+    """Rich text that the card may wrap after the underscores of its words: a slot or metric
+    named with them (``elements_per_thread_overlap``) has no space to wrap at, and the label cut it
+    and the value after it at the column's edge. Tags are left as they are; copied, the breaks are
+    left out (:class:`CardText`)."""
+    return re.sub(r"(?<=_)(?=[^_<])(?=[^<>]*(?:<|$))", _BREAK, rich)
+
+
+class CardText(QLabel):
+    """The card's selectable text, whose copies leave out the invisible breaks :func:`breakable`
+    adds: pasted into code, a slot name with one inside would not be the name."""
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
+        if event.matches(QKeySequence.StandardKey.Copy) and self.hasSelectedText():
+            QApplication.clipboard().setText(self.selectedText().replace(_BREAK, ""))
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:  # Qt override: the selection a middle click pastes
+        super().mouseReleaseEvent(event)
+        clipboard = QApplication.clipboard()
+        if clipboard.supportsSelection() and self.hasSelectedText():
+            clipboard.setText(self.selectedText().replace(_BREAK, ""), QClipboard.Mode.Selection)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # Qt override
+        menu = QMenu(self)
+        copy = menu.addAction("Copy")
+        copy.setEnabled(self.hasSelectedText())
+        copy.triggered.connect(lambda: QApplication.clipboard().setText(self.selectedText().replace(_BREAK, "")))
+        menu.addAction("Select All").triggered.connect(self.select_all)
+        menu.exec(event.globalPos())
+
+    def select_all(self) -> None:
+        document = QTextDocument()  # (selections count the characters of the text as shown)
+        document.setHtml(self.text())
+        self.setSelection(0, len(document.toPlainText()))
 
 
 class BestCard(QFrame):
@@ -41,7 +86,7 @@ class BestCard(QFrame):
         # wrapped: unwrapped, its width was the card's least, and a zoom past presentation mode
         # made the card wider than its column, cutting every line at the column's edge
         self.title.setWordWrap(True)
-        self.body = QLabel()
+        self.body = CardText()
         self.body.setWordWrap(True)
         self.body.setTextFormat(Qt.TextFormat.RichText)
         self.body.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -71,7 +116,7 @@ class BestCard(QFrame):
             self._on_ranking_changed()
 
     def _on_ranking_changed(self) -> None:
-        self.body.setText(self.text())
+        self.body.setText(breakable(self.text()))
         ranking = self.model.ranking
         self.select_button.setEnabled(ranking is not None and ranking.best is not None)
 
