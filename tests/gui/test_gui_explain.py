@@ -1673,6 +1673,17 @@ def test_numbers_typed_with_a_point_or_a_comma_mean_the_same_in_any_locale(comma
         QTest.keyClicks(each, typed.replace("019226", "25"))
         each.interpretText()
         assert each.value() == 0.25 and each.text().removesuffix(" s/eval").startswith("0.25"), (each, each.text())
+    # a comma that may separate thousands is not read as a point (1,000 was taken as 1): refused,
+    # the box keeps its value
+    for each, typed_too in ((toolbar.minutes, "1,000"), (box, "1,000.5"), (toolbar.delay, "0,1,5")):
+        before = each.value()
+        each.setFocus()
+        each.lineEdit().selectAll()
+        QTest.keyClicks(each, typed_too)
+        QTest.keyClick(each, Qt.Key.Key_Return)
+        assert each.value() == before, (typed_too, each.text())
+    window.objective_panel._on_weight_typed("latency_ms", "1,000")
+    assert window.model.weights.values["latency_ms"] == 0.5
 
 
 def test_another_session_gives_a_box_being_typed_in_its_own_decimals(window, qtbot):
@@ -1830,6 +1841,7 @@ def test_the_card_wraps_a_long_underscored_name_and_copies_it_whole(window, qtbo
     bold.setBold(True)
     assert body.minimumSizeHint().width() < QFontMetrics(bold).horizontalAdvance(name) / 2
     assert f"<b>{name}</b> = 1" in window.best_card.text()  # (the text itself has no breaks)
+    assert f"{name} = 1" in body.accessibleName() and "\u200b" not in body.accessibleName()  # (screen readers)
     body.setFocus()
     body.select_all()
     assert "\u200b" in body.selectedText()

@@ -495,6 +495,9 @@ def test_opening_a_session_shows_only_a_python_file_and_reads_a_bounded_amount_o
     latin.write_bytes(b"# -*- coding: ascii -*-\n# caf\xe9\n")
     assert render_source(naming(latin), session.trials[0].config) == (
         "", f"python benchmark {latin}: not ascii text, the encoding its coding line names, so it is not shown")
+    latin.write_bytes(b"# -*- coding: cp1252 -*-\n# \x81\x90\n")  # (a codec Python calls "charmap")
+    assert render_source(naming(latin), session.trials[0].config)[1].endswith(
+        ": not cp1252 text, the encoding its coding line names, so it is not shown")
     latin.write_bytes(b"# -*- coding: no-such-codec -*-\nx = 1\n")
     assert render_source(naming(latin), session.trials[0].config) == (
         "", f"python benchmark {latin}: its coding line names an encoding Python does not read, so it is not shown")

@@ -116,7 +116,12 @@ class BestCard(QFrame):
             self._on_ranking_changed()
 
     def _on_ranking_changed(self) -> None:
-        self.body.setText(breakable(self.text()))
+        text = self.text()
+        self.body.setText(breakable(text))
+        # (a screen reader reads the names as they are, without the breaks)
+        document = QTextDocument()
+        document.setHtml(text)
+        self.body.setAccessibleName(document.toPlainText())
         ranking = self.model.ranking
         self.select_button.setEnabled(ranking is not None and ranking.best is not None)
 

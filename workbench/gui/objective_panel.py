@@ -102,8 +102,10 @@ class LimitSpinBox(DecimalBox):
     def validate(self, text: str, position: int) -> Any:  # Qt override
         """The "off" the box shows while the limit is off can be typed too (or the box emptied) to
         turn it off: Qt refused every letter of it, and the limit stayed on without a word."""
-        text = point_for_comma(text)
-        typed = text.strip().lower()
+        read = self.read_typed(text)  # (judged with a point, kept as typed: see gui/decimal_box.py)
+        if read is None:  # (a comma that may separate thousands: not taken)
+            return QValidator.State.Intermediate, text, position
+        typed = read.strip().lower()
         off = self.specialValueText().lower()
         if typed == off:
             return QValidator.State.Acceptable, text, position
@@ -132,7 +134,7 @@ class LimitSpinBox(DecimalBox):
         return self.specialValueText() if not text.strip() else super().fixup(text)
 
     def valueFromText(self, text: str) -> float:  # Qt override
-        text = point_for_comma(text)
+        text = self.read_typed(text) or text
         if text.strip().lower() == self.specialValueText().lower():
             return self.minimum()
         value = _exponent_value(text.strip().lower(), self.locale().decimalPoint()) if "e" in text.lower() else None
@@ -868,7 +870,10 @@ class ObjectivePanel(QWidget):
         """A weight typed into its box: a number of 0 or more sets it (the sliders widen for one
         beyond their end); anything else puts the weight in force back, the tool tip saying why."""
         try:
-            weight = float(point_for_comma(text.strip()))
+            read = point_for_comma(text.strip())  # (None: a comma that may separate thousands)
+            if read is None:
+                raise ValueError(text)
+            weight = float(read)
             if not math.isfinite(weight) or weight < 0:
                 raise ValueError(text)
             if weight != self.model.weights.values.get(metric, 0.0):

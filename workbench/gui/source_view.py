@@ -82,16 +82,19 @@ def render_source(session: Session, config: Config, problem: Mapping[str, Any] |
             from workbench.backends.python import TooMuchToParse, code_identities
             from workbench.core.fs import read_capped
 
+            encoding = "utf-8"
             try:  # (a path a session file names: read as an untrusted file)
                 data = read_capped(path, "python benchmark", MAX_SHOWN_BYTES)
                 # (as Python reads it: a BOM or a ``# -*- coding: latin-1 -*-`` line names the encoding)
-                text = data.decode(tokenize.detect_encoding(io.BytesIO(data).readline)[0])
+                encoding = tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+                text = data.decode(encoding)
             except WorkbenchError as exc:
                 return "", f"python benchmark: {exc}"
-            except UnicodeDecodeError as exc:
-                # (a coding line may name another encoding than UTF-8, which the text then is not)
-                said = ("not UTF-8 text" if exc.encoding.replace("-", "").lower() in {"utf8", "utf8sig"}
-                        else f"not {exc.encoding} text, the encoding its coding line names")
+            except UnicodeDecodeError:
+                # (a coding line may name another encoding than UTF-8, which the text then is not;
+                # named as the line names it: the codec's own name for cp1252 is "charmap")
+                said = ("not UTF-8 text" if encoding.replace("-", "").lower() in {"utf8", "utf8sig"}
+                        else f"not {encoding} text, the encoding its coding line names")
                 return "", f"python benchmark {path}: {said}, so it is not shown"
             except (SyntaxError, LookupError) as exc:
                 if "unknown encoding" in str(exc):
