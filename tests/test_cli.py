@@ -839,3 +839,24 @@ def test_a_python_benchmark_in_a_folder_named_in_bytes_that_are_not_utf8_runs(cl
     assert said.returncode == 0, said.stderr
     assert cli("tune", bench, "--resume", out, "--budget", "1", "--quiet").returncode == 0
     assert json.loads(cli("show", out, "--json").stdout)["trials"] == 3
+
+
+def test_a_run_whose_output_folder_is_removed_keeps_its_trials_where_it_runs(cli, tmp_path) -> None:
+    """A clean-up script removed the output's folder mid-run: the journal could not be appended
+    to, the final save was not made, and keeping the session apart beside the file failed with
+    the folder gone, so every trial measured (the session's earlier ones too) was lost."""
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    bench = tmp_path / "b.py"
+    bench.write_text("import shutil\nSPACE = {'i': list(range(8))}\ndef measure(c):\n"
+                     f"    if c['i'] == 3:\n        shutil.rmtree({str(out_dir)!r}, ignore_errors=True)\n"
+                     "    return {'latency_ms': 1.0 + c['i']}\n")
+    here = tmp_path / "here"  # (the folder the command runs in: a process of its own, started there)
+    here.mkdir()
+    said = subprocess.run([sys.executable, str(ROOT / "main.py"), "tune", str(bench), "--strategy", "grid", "--budget",
+                           "8", "--quiet", "--out", str(out_dir / "s.json")], capture_output=True, text=True,
+                          timeout=120, cwd=here, env={**os.environ, "KERNEL_WORKBENCH_FORCE_NO_GPU": "1"})
+    assert said.returncode == 1 and not out_dir.exists(), said.stderr
+    kept = here / "s.unsaved.json"
+    assert f"kept apart as {kept}" in said.stderr, said.stderr
+    assert json.loads(cli("show", kept, "--json").stdout)["trials"] >= 4

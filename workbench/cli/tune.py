@@ -3,6 +3,7 @@ progress line on stderr and its one-line summary."""
 
 from __future__ import annotations
 
+import contextlib
 import argparse
 import os
 import sys
@@ -248,6 +249,11 @@ def cmd_tune(args: argparse.Namespace) -> int:
             from workbench.core.io.output_files import keep_apart
 
             kept_apart = keep_apart(session, Path(out))
+            if kept_apart is None and not Path(out).parent.is_dir():
+                # the file's folder was removed during the run (a clean-up script): the trials
+                # are kept in the folder the command runs in instead of nowhere
+                with contextlib.suppress(OSError):
+                    kept_apart = keep_apart(session, Path.cwd() / Path(out).name)
             if kept_apart is not None:
                 where = (f"{counted(missing, 'trial')} of them {'is' if missing == 1 else 'are'} in neither {shown} nor "
                          f"its journal, so the session is kept apart as {printable(str(kept_apart))} "
