@@ -423,3 +423,17 @@ def test_a_stop_while_the_command_line_is_still_being_imported_is_one_line(monke
     monkeypatch.setattr(launch.importlib, "import_module", interrupted)
     assert launch.main() == 130
     assert capsys.readouterr().err == "interrupted\n"
+
+
+def test_a_stop_while_the_command_lines_parser_is_being_built_is_one_line(monkeypatch, capsys) -> None:
+    """The parser imports more of the program (its lazy imports) before the command's handlers are
+    installed: a Ctrl-C then still ended with a Python traceback, 13 of 30 times between 0.28 and
+    0.42 s after Enter."""
+    from workbench import cli, launch
+
+    def interrupted(*args: object, **kwargs: object):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "build_parser", interrupted)
+    assert launch.main() == 130
+    assert capsys.readouterr().err == "interrupted\n"

@@ -1,9 +1,9 @@
 """The program's start (``main.py`` and the installed ``kernel-workbench``): the command line,
 imported under a guard.
 
-Importing it takes a few tenths of a second (NumPy, the engine), before any of its handlers are in
-place: a Ctrl-C then ended the program with a Python traceback instead of the ``interrupted`` line
-and exit status 130 it gives a moment later.
+Importing it and building its parser take a few tenths of a second (NumPy, the engine), before any
+of its handlers are in place: a Ctrl-C then ended the program with a Python traceback instead of
+the ``interrupted`` line and exit status 130 it gives a moment later.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ INTERRUPTED = 130
 def main() -> int:
     try:
         cli = importlib.import_module("workbench.cli")
+        # (the command line's own handlers come after its parser is built, which imports more)
+        return int(cli.main())
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return INTERRUPTED
-    return int(cli.main())
