@@ -192,3 +192,31 @@ def test_a_window_started_under_nohup_keeps_sighup_ignored(qapp) -> None:
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL
     finally:
         signal.signal(signal.SIGHUP, before)
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_stop_signal_while_the_window_is_made_is_held_until_it_runs(tmp_path: Path, signum: int) -> None:
+    """A Ctrl-C or SIGTERM in the first second and a half raised wherever the interpreter was, often
+    inside one of Qt's virtual methods as the window was built: a segmentation fault or a fatal
+    error, about one start in twelve. The signal is now held until the window runs, and ends it
+    as a signal does then (its line, its status, no traceback)."""
+    code = (
+        "import os, signal, sys\n"
+        "from workbench.gui import main_window\n"
+        "made = main_window.MainWindow.__init__\n"
+        "def stopped_while_made(self, *args, **kwargs):\n"
+        f"    os.kill(os.getpid(), {int(signum)})\n"
+        "    made(self, *args, **kwargs)\n"
+        "    print('made', file=sys.stderr, flush=True)\n"
+        "main_window.MainWindow.__init__ = stopped_while_made\n"
+        "sys.argv = ['main.py', 'gui', '--run', 'vector_add', '--backend', 'sim', '--budget', '3', '--quit-when-done']\n"
+        "from workbench import launch\n"
+        "sys.exit(launch.main())\n")
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "KERNEL_WORKBENCH_FORCE_NO_GPU": "1",
+           "KERNEL_WORKBENCH_DATA_DIR": str(tmp_path / "data"), "KERNEL_WORKBENCH_CONFIG_DIR": str(tmp_path / "config"),
+           "KERNEL_WORKBENCH_AUTOSAVE_DIR": str(tmp_path / "autosave"), "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    lines = done.stderr.splitlines()
+    assert done.returncode == 128 + signum, done.stderr
+    assert "made" in lines and ("interrupted" if signum == signal.SIGINT else "terminated") in lines, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr

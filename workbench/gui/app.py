@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import functools
 import os
 import re
 import shutil
@@ -265,6 +266,38 @@ def _private_qt_settings() -> None:
             QSettings.setPath(fmt, scope, folder)
 
 
+class HeldSignals:
+    """Stop signals that arrive while the window is being made, held for :class:`SignalRelay`.
+
+    The command line's handlers raise ``KeyboardInterrupt`` wherever the interpreter is; while the
+    window is built that is often inside one of Qt's virtual methods, and a Ctrl-C or SIGTERM in
+    the first second and a half ended the program with a segmentation fault or a fatal error (about
+    one start in twelve, interrupted then). Held instead, each is handed to the relay once the
+    window is running, and ends it as a signal does then. A signal ignored at start (``nohup``'s
+    SIGHUP) stays ignored; outside the main thread nothing can be held, and nothing is.
+    """
+
+    def __init__(self) -> None:
+        self.held: list[int] = []
+        self._previous: dict[int, Any] = {}
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for signum in STOP_SIGNALS:
+            previous = signal.getsignal(signum)
+            if previous is not signal.SIG_IGN:
+                self._previous[signum] = previous
+                signal.signal(signum, self._hold)
+
+    def _hold(self, signum: int, frame: Any) -> None:
+        self.held.append(signum)
+
+    def restore(self) -> None:
+        """The handlers from before, back in place."""
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        self._previous.clear()
+
+
 class SignalRelay:
     """Delivers SIGINT, SIGTERM and SIGHUP to ``on_signal(signum)`` on the GUI thread, between events.
 
@@ -366,6 +399,19 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
                   f"({command_name()} --help), or set QT_QPA_PLATFORM=offscreen with --screenshot", file=sys.stderr)
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    held = HeldSignals()  # (from here until the relay below takes over)
+    try:
+        return _open_window(held, session_path, run, screenshot, quit_when_done, presentation, kernel_dirs, tab,
+                            force)
+    finally:
+        held.restore()
+
+
+def _open_window(held: HeldSignals, session_path: str | None, run: dict | None, screenshot: str | None,
+                 quit_when_done: bool, presentation: bool, kernel_dirs: Sequence[str], tab: str | None,
+                 force: bool) -> int:
+    """:func:`main` once it is decided that a window opens; ``held``: the stop signals that came
+    while it was being made, handed to the window's own handling once it runs."""
     from pyqtgraph.util.garbage_collector import GarbageCollector
     from PySide6.QtCore import QEvent, QTimer
     from PySide6.QtWidgets import QDialog
@@ -599,6 +645,8 @@ def main(session_path: str | None, run: dict | None, screenshot: str | None, qui
 
     # (signal handlers belong to the main thread; a window made elsewhere, in a test, goes without)
     relay = SignalRelay(on_signal) if threading.current_thread() is threading.main_thread() else None
+    for signum in held.held:  # (a Ctrl-C while the window was made: it ends the window once it runs)
+        QTimer.singleShot(0, functools.partial(on_signal, signum))
     previous_hook = sys.excepthook
     QTimer.singleShot(0, begin)
     # Garbage is collected in the GUI thread only, on a timer (pyqtgraph's collector): collected in
