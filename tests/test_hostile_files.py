@@ -801,7 +801,15 @@ def test_discarding_an_autosave_whose_journal_name_is_a_folder_keeps_it_whole_an
     assert kept is not None and "kept" in kept and "could not be removed" in kept and "\n" not in kept
     assert autosave.is_file() and journal_path(autosave).is_dir()
     journal_path(autosave).rmdir()
+    # a save and a journal start killed midway left their temporary files: gone with the autosave
+    # (no later owner of the autosave comes to remove them, as one does for a session file)
+    leftovers = [tmp_path / ".toy-1.json.ab12cd34.tmp", tmp_path / ".toy-1.json.journal.ef56gh78.tmp"]
+    leftovers[0].write_text('{"format": "kernel-workbench-session", "trials": [')
+    leftovers[1].write_text("")
+    mine = tmp_path / ".toy-1.json.notes.tmp"  # a file of the person's own, only named alike
+    mine.write_text("notes")
     assert discard(autosave) is None and not autosave.exists()
+    assert not any(path.exists() for path in leftovers) and mine.exists()
 
 
 def test_saving_beside_a_fifo_at_the_journals_name_does_not_hang(tmp_path):

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from workbench.core.fs import safe_file_stem, user_folder
-from workbench.core.domain.session import journal_path
+from workbench.core.domain.session import clean_stale_temporaries, journal_path
 from workbench.core.errors import WorkbenchError
 from workbench.core.io.session_lock import SessionLock, foreign_lock, lock_path, locked_by_other
 
@@ -112,7 +112,8 @@ def discard(path: Path, held: SessionLock | None = None) -> str | None:
     Under the autosave's lock: ``held`` when the caller holds it (the window showing the session;
     it is released here), else taken here without waiting. An autosave another live process holds
     (a window that recovered it and may be running on it) is left whole: returns why, in one line;
-    None once removed. A lock file is only ever removed by its holder."""
+    None once removed, with the temporary files a save killed midway left beside it. A lock file is
+    only ever removed by its holder."""
     lock = held if held is not None and held.held and held.path == SessionLock(path).path else SessionLock(path)
     try:
         lock.acquire()
@@ -127,6 +128,8 @@ def discard(path: Path, held: SessionLock | None = None) -> str | None:
             except OSError as exc:
                 return (f"autosave {path.name} kept: {leftover} could not be removed "
                         f"({exc.strerror or exc}); remove it by hand to drop the autosave")
+        # and what a window killed during one of its saves left beside it (no later owner comes)
+        clean_stale_temporaries(path)
     finally:
         lock.release()  # removes the lock file, which no one else holds
     return None
