@@ -1684,6 +1684,30 @@ def test_numbers_typed_with_a_point_or_a_comma_mean_the_same_in_any_locale(comma
         assert each.value() == before, (typed_too, each.text())
     window.objective_panel._on_weight_typed("latency_ms", "1,000")
     assert window.model.weights.values["latency_ms"] == 0.5
+    # refused after the slider set the limit (the box set without its signals): the limit in force stays
+    control = window.objective_panel.limits["max_latency_ms"]
+    control.slider.setValue((control.slider.minimum() + control.slider.maximum()) // 2)
+    dragged = window.model.constraints.max_latency_ms
+    assert dragged not in (None, 0.019226)
+    box.setFocus()
+    box.lineEdit().selectAll()
+    QTest.keyClicks(box, "1,000")
+    QTest.keyClick(box, Qt.Key.Key_Return)
+    assert window.model.constraints.max_latency_ms == dragged and box.value() == dragged
+
+
+def test_a_pace_typed_and_started_with_f5_is_the_pace_the_run_gets(window, qtbot):
+    """The box takes a typed value on Enter or on leaving it; F5 leaves the focus where it is, and
+    the run started with the pace from before the typing."""
+    toolbar, asked = window.toolbar, []
+    toolbar.backend.setCurrentIndex(toolbar.backend.findData("sim"))
+    window.start_run = asked.append  # (what Start asks for, without running it)
+    toolbar.delay.setFocus()
+    qtbot.waitUntil(toolbar.delay.hasFocus, timeout=5000)
+    toolbar.delay.lineEdit().selectAll()
+    QTest.keyClicks(toolbar.delay, "0.5")
+    window.actions_by_name["run_start"].trigger()
+    assert asked and asked[0]["delay_s"] == 0.5, asked
 
 
 def test_another_session_gives_a_box_being_typed_in_its_own_decimals(window, qtbot):

@@ -220,3 +220,5 @@ def test_a_stop_signal_while_the_window_is_made_is_held_until_it_runs(tmp_path: 
     assert done.returncode == 128 + signum, done.stderr
     assert "made" in lines and ("interrupted" if signum == signal.SIGINT else "terminated") in lines, done.stderr
     assert "Traceback" not in done.stderr, done.stderr
+    # nothing of the command started: no run, so no autosave left for the next start to offer
+    assert not list((tmp_path / "autosave").glob("*.json")), done.stderr

@@ -537,6 +537,8 @@ def _open_window(held: HeldSignals, session_path: str | None, run: dict | None, 
             after_picture.pop(0)()
 
     def begin() -> None:
+        if "signal" in status:  # (held while the window was made: nothing of the command starts)
+            return
         try:
             for folder in kernel_dirs:  # named by the person: its templates load, as File > Open kernel folder...
                 from workbench.core.domain.templates import scan_templates

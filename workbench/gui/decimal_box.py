@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QLocale
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import QDoubleSpinBox
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QDoubleSpinBox
 
 
 #: A number whose commas may separate thousands: a first group of 1 to 3 digits not led by 0.
@@ -41,13 +41,10 @@ class DecimalBox(QDoubleSpinBox):
         super().__init__(*args)
         self.setLocale(QLocale.c())
         # the value is taken on Enter or on leaving the box, not at each key; a text refused then
-        # puts back the value from before the typing (``1,0`` on the way to ``1,000`` is no value)
+        # puts back the value from before the typing (``1,0`` on the way to ``1,000`` is no value).
+        # Whatever reads the box on a key of its own (F5's Start) takes a typed value first:
+        # see commit_typed_value.
         self.setKeyboardTracking(False)
-        self._taken = self.value()
-        self.valueChanged.connect(self._take)
-
-    def _take(self, value: float) -> None:
-        self._taken = value
 
     def read_typed(self, text: str) -> str | None:
         """The box's text (with its prefix and suffix, ``1,5 min``) with a comma read as the point,
@@ -59,7 +56,7 @@ class DecimalBox(QDoubleSpinBox):
 
     def fixup(self, text: str) -> str:  # Qt override: what a text not taken becomes on Enter
         if self.read_typed(text) is None:  # (Qt's own read 1,000 as 1000: the value before it, instead)
-            return self.prefix() + self.textFromValue(self._taken) + self.suffix()
+            return self.prefix() + self.textFromValue(self.value()) + self.suffix()
         return super().fixup(text)
 
     def validate(self, text: str, position: int) -> Any:  # Qt override
@@ -72,3 +69,14 @@ class DecimalBox(QDoubleSpinBox):
 
     def valueFromText(self, text: str) -> float:  # Qt override
         return super().valueFromText(self.read_typed(text) or text)
+
+
+def commit_typed_value() -> None:
+    """Take the value typed into the box that has the keyboard focus, if any, as Enter would: a
+    key that acts on the boxes' values (F5 starts a run) does not move the focus, and the pace
+    typed before it was not read."""
+    widget = QApplication.focusWidget()
+    while widget is not None and not isinstance(widget, QAbstractSpinBox):
+        widget = widget.parentWidget()
+    if widget is not None:
+        widget.interpretText()

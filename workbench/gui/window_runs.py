@@ -99,6 +99,9 @@ class WindowRuns(WindowFiles):
 
     # --- runs ----------------------------------------------------------------------------------
     def _on_start(self) -> None:
+        from workbench.gui.decimal_box import commit_typed_value
+
+        commit_typed_value()  # (F5 leaves the focus in the box typed into: what it shows is what runs)
         try:
             self.start_run(self.toolbar.request())
         except Cancelled as exc:
