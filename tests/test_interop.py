@@ -1472,3 +1472,47 @@ def test_two_metrics_of_one_cache_field_are_not_written_over_each_other(tmp_path
     assert records and all(r["GFLOP/s"] != 7.0 for r in records)  # gflops's own values, written first
     assert any("metric 'gflop_s' is not in the file: its name is the field of the metric 'gflops'" in n
                for n in notes), notes
+
+
+def _mixed_recording(tmp_path: Path, with_problem: bool = True) -> Path:
+    """A Kernel Tuner cache whose ``factor`` mixes floats and integers (``[0.5, 2, 4]``)."""
+    cache = {f"{f},{b}": {"factor": f, "block_size_x": b, "time": 1.0 / (f + b / 100)}
+             for f in (0.5, 2, 4) for b in (32, 64)}
+    document = {"device_name": "dev", "kernel_name": "k", "problem_size": [100],
+                "tune_params_keys": ["factor", "block_size_x"], "tune_params": {"factor": [0.5, 2, 4],
+                                                                                "block_size_x": [32, 64]},
+                "objective": "time", "cache": cache}
+    if not with_problem:
+        del document["problem_size"]
+    path = tmp_path / "mixed.json"
+    path.write_text(json.dumps(document))
+    return path
+
+
+def test_a_recordings_integer_values_are_exported_as_the_integers_it_compiled(tmp_path: Path) -> None:
+    """Kernel Tuner compiled ``#define factor 4``: the header of its recording said ``4.0``, a float
+    constant ``#if factor > 2`` refuses and ``i / factor`` turns into float division; the CSV said
+    ``4.0`` too. The kt-cache export already kept the integers."""
+    from workbench.core.io.export import plan_export, slot_defines
+
+    session = import_kt_cache(_mixed_recording(tmp_path))
+    best = min(session.trials, key=lambda t: t.metric("latency_ms"))
+    assert best.config["factor"] == 4.0
+    plan = plan_export([session])
+    assert "#define factor 4" in slot_defines(plan, best.config)
+    half = next(t for t in session.trials if t.config["factor"] == 0.5)
+    assert "#define factor 0.5" in slot_defines(plan, half.config)
+    export_csv(session, tmp_path / "t.csv")
+    with open(tmp_path / "t.csv", newline="") as handle:
+        assert sorted({row["factor"] for row in csv.DictReader(handle)}) == ["0.5", "2", "4"]
+
+
+def test_a_kt_cache_export_of_a_kernel_without_a_problem_size_has_no_such_key(tmp_path: Path) -> None:
+    """``"problem_size": null`` made Kernel Tuner refuse the file for every size it was asked for
+    ("different problem_size, cache: None"), where the cache imported, without the key, loaded."""
+    session = import_kt_cache(_mixed_recording(tmp_path, with_problem=False))
+    export_kt_cache(session, tmp_path / "out.json")
+    document = json.loads((tmp_path / "out.json").read_text())
+    assert "problem_size" not in document and len(document["cache"]) == 6
+    back = import_kt_cache(tmp_path / "out.json")
+    assert sorted(t.config.id for t in back.trials) == sorted(t.config.id for t in session.trials)

@@ -50,6 +50,7 @@ from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import c_literal, c_string_body, likeliest_first, stands_in_for_another
 from workbench.core.io.export_seal import seal_json, seal_text, unchanged_export
+from workbench.core.io.interop import recorded_integers, recorded_value
 from workbench.core.io.output_files import prepare_output, refuse_beside_journal
 from workbench.core.model.quality import outputs_compared
 
@@ -112,6 +113,9 @@ class ExportPlan:
     #: Slot macros keep the slots' own names (a Kernel Tuner recording without a template) instead
     #: of upper-casing them.
     names_as_recorded: bool = False
+    #: Per float slot of a recording, the values it held as integers (defined as integers: see
+    #: :func:`workbench.core.io.interop.recorded_value`).
+    recorded_integers: dict[str, set[float]] = field(default_factory=dict)
     #: The note, when the template found on disk is not the code the sessions were tuned on (also
     #: in ``notes``): said where the export is made, not only in the file's comments, since a
     #: rendered kernel is then another one than was measured.
@@ -304,6 +308,7 @@ def plan_export(
         slot_domains=domains, kernel_dirs=[os.path.abspath(d) for d in kernel_dirs],
         seed=_seed(options.get("seed")), unloaded_dirs=_sessions_unloaded(sessions, kernel_dirs),
         names_as_recorded=template is None and reads_recorded_names(first), template_changed=changed,
+        recorded_integers=recorded_integers(first) if template is None else {},
         unfinished=unfinished,
     )
 
@@ -754,7 +759,7 @@ def slot_defines(plan: ExportPlan, config: Config) -> list[str]:
                 lines.append(f"#define {constant} {index}")
             lines.append(f"#define {macro} {domain.index(value)}")
         else:
-            lines.append(f"#define {macro} {_c_value(value, macro)}")
+            lines.append(f"#define {macro} {_c_value(recorded_value(plan.recorded_integers, name, value), macro)}")
     return lines
 
 

@@ -1005,6 +1005,20 @@ METRIC_FIELDS: Final = "metric_fields"
 INTEGER_VALUES: Final = "integer_values"
 
 
+def recorded_value(session_integers: Mapping[str, set[float]], name: str, value: Any) -> Any:
+    """A slot's value as the recording held it: a whole-number float of a parameter that Kernel
+    Tuner listed as an integer (``factor: [0.5, 2, 4]``) is that integer, which the kernel was
+    compiled with (``#define factor 4``; ``4.0`` is a float constant ``#if`` refuses)."""
+    if type(value) is float and value in session_integers.get(name, ()):
+        return int(value)
+    return value
+
+
+def recorded_integers(session: Session) -> dict[str, set[float]]:
+    """Per float slot, the values the recording held as integers (see :func:`recorded_value`)."""
+    return _integer_values(session)
+
+
 def _integer_values(session: Session) -> dict[str, set[float]]:
     """The values an import read as floats from integers, per parameter (:data:`INTEGER_VALUES`),
     as a file may hold them: only whole numbers of a float slot."""
@@ -1196,7 +1210,9 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
     document = {
         "device_name": str(session.device.get("name", "unknown")),
         "kernel_name": session.kernel,
-        "problem_size": problem_size,
+        # (none for a kernel without a problem: Kernel Tuner compares a key it finds, and a null
+        # refused the file for every problem size, where a cache without the key loads)
+        **({"problem_size": problem_size} if problem_size is not None else {}),
         "tune_params_keys": names,
         "tune_params": tune_params,
         "objective": _recorded_objective(session),
@@ -1283,6 +1299,7 @@ def render_csv(session: Session, notes: list[str] | None = None) -> str:
     (:func:`_unique_headings`); ``notes`` gets each one renamed so.
     """
     names = _slot_names(session)
+    integers = _integer_values(session)  # (a recording's whole numbers, as it held them)
     problems = problems_of(session)
     varying = [n for n in problems[0] if len({problem_key({n: p.get(n)}) for p in problems}) > 1] \
         if len(problems) > 1 else []
@@ -1307,7 +1324,7 @@ def render_csv(session: Session, notes: list[str] | None = None) -> str:
             problem = session.problem_of(trial)
             # a problem value may be text the file wrote (a mode, a layout name): inert as a message is
             cells += [_inert_cell(v) if isinstance(v, str) else v for v in (problem.get(n, "") for n in varying)]
-        cells += [trial.config.get(n, "") for n in names]
+        cells += [recorded_value(integers, n, trial.config.get(n, "")) for n in names]
         for m in metrics:
             value = trial.metric(m)
             cells.append(repr(value) if math.isfinite(value) else "")
