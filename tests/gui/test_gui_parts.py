@@ -124,6 +124,27 @@ def test_slots_panel_edits_the_space_and_explains_bad_input(qtbot):
         panel.add_value("nothing=1")
 
 
+def test_a_slot_value_is_read_as_the_command_line_reads_one(qtbot):
+    """The panel had a parser of its own: ``alpha=1e-400`` added the value 0.0 without a word (the
+    run would use 0), and a 5,000-digit number was repeated whole in the refusal. It reads a value
+    as ``--set`` does now, then checks it against the slot's type."""
+    from workbench.gui.slots_panel import SlotsPanel
+
+    panel = SlotsPanel()
+    qtbot.addWidget(panel)
+    panel.set_space(SearchSpace([Slot("alpha", (0.5, 1.0)), Slot("n", (1, 2)), Slot("flag", (True,))]), fixed=False)
+    with pytest.raises(WorkbenchError, match=re.escape("alpha: '1e-400' is too small to tell from 0")):
+        panel.add_value("alpha=1e-400")
+    with pytest.raises(WorkbenchError, match="a number of 5000 characters is too long") as refused:
+        panel.add_value("n=" + "9" * 5000)
+    assert len(str(refused.value)) < 200
+    with pytest.raises(WorkbenchError, match=re.escape("n='3.5': expected an int like 1")):
+        panel.add_value("n=3.5")
+    panel.add_value("alpha=2")  # an integer for a float slot: its float
+    panel.add_value("flag=0")  # 0 and 1 for false and true, as before
+    assert panel.space.slot("alpha").values == (0.5, 1.0, 2.0) and panel.space.slot("flag").values == (True, False)
+
+
 def test_the_slot_column_takes_the_longest_slot_name_in_the_panels_font(qtbot):
     """A fixed 150 px cut threads_per_row to "threads_per…" in presentation mode, where the name is
     what a class reads; the doc column beside it takes the rest."""

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
 
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.narrowing import narrowings, split_narrowings
+from workbench.core.domain.assignments import parse_value
 from workbench.core.domain.space import GROUPS, SearchSpace, Slot
 from workbench.gui.background import Background
 from workbench.gui.text import WARNING_TEXT, plain_tip
@@ -332,21 +333,20 @@ class SlotsPanel(QWidget):
 
 
 def _parse_value(raw: str, slot: Any) -> Any:
-    """A typed value for a slot from text, validated by building the extended slot (never ``eval``)."""
+    """A typed value for a slot from text, read as ``--set`` reads one (:func:`parse_value`: a number
+    too long or too small to tell from 0, ``1e-400``, is refused, where ``float`` made it 0) and
+    validated by building the extended slot (never ``eval``)."""
     kind = slot.kind
-    try:
-        if kind == "bool":
-            if raw.lower() not in ("true", "false", "1", "0"):
-                raise ValueError
-            value: Any = raw.lower() in ("true", "1")
-        elif kind == "int":
-            value = int(raw)
-        elif kind == "float":
-            value = float(raw)
-        else:
-            value = raw
-    except ValueError:
-        raise WorkbenchError(f"{slot.name}={raw!r}: expected a {kind} like {slot.values[0]!r}") from None
+    parsed = raw.strip() if kind == "str" else parse_value(raw, slot.name)
+    if kind == "bool" and parsed in (0, 1) and not isinstance(parsed, float):
+        value: Any = bool(parsed)  # (1 and 0 for true and false, as the box always took them)
+    elif kind == "float" and isinstance(parsed, (int, float)) and not isinstance(parsed, bool):
+        value = float(parsed)
+    elif kind in ("int", "bool", "float") and type(parsed).__name__ != kind:
+        raise WorkbenchError(f"{slot.name}={raw!r}: expected {'an' if kind == 'int' else 'a'} {kind} like "
+                             f"{slot.values[0]!r}")
+    else:
+        value = parsed
     Slot(slot.name, tuple(slot.values) + (value,), slot.group, slot.doc)  # SpaceError names the problem
     return value
 
