@@ -111,14 +111,11 @@ def best_so_far_steps(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.append(x, n - 1).astype(float), np.append(y, best[-1])
 
 
-def session_label(session: Session) -> str:
-    """``sgemm · Simulated NVIDIA H200 · agents`` for a legend; a session no strategy of ours
-    measured (an import of a recording) says so instead of a strategy's name, and a recording's
-    device is tagged as one (``A100 [replayed]``), as a simulated GPU's name says what it is."""
-    return " · ".join(_label_parts(session))
-
-
 def _label_parts(session: Session) -> tuple[str, str, str]:
+    """(kernel, device, strategy) of a legend's label (``sgemm``, ``Simulated NVIDIA H200``,
+    ``agents``); a session no strategy of ours measured (an import of a recording) says so instead
+    of a strategy's name, and a recording's device is tagged as one (``A100 [replayed]``), as a
+    simulated GPU's name says what it is."""
     device = (session.device or {}).get("name", "?")
     kind = provenance(device_info(session.device or {}))
     if kind in ("replayed", "recorded"):

@@ -116,7 +116,6 @@ class MainWindow(WindowRuns):
         #: far..."), said again at the run's end with the count then (it stood beside 80 trials).
         self._started_note = ""
         self._started_noted: tuple[str, str, int] = ("", "", 1)  # what the note was said of
-        self.last_result: Any = None
         self._progress: Any = None  # the run's latest progress, shown on the next refresh tick
         #: The toolbar's request right after a session was shown: Start with these same choices
         #: continues that session with its own backend (see :meth:`start_run`).

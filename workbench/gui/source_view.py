@@ -227,12 +227,10 @@ class SourceView(QWidget):
         layout.addWidget(self.editor, 1)
         layout.addStretch(0)  # (the room under the header while there is no source to show)
         self.editor.setVisible(False)  # (empty until a trial is selected)
-        self.shown_index: int | None = None
         model.selection_changed.connect(self._on_selection_changed)
         model.session_changed.connect(self._on_session_changed)
 
     def _on_session_changed(self) -> None:
-        self.shown_index = None
         self.editor.clear()
         self.editor.setVisible(False)  # (empty until a trial is selected)
         self.header.setText("Select a trial (click a point or a table row) to see its source.")
@@ -247,7 +245,6 @@ class SourceView(QWidget):
         assert self.model.session is not None  # it holds the trial
         source, note = render_source(self.model.session, trial.config, self.model.session.problem_of(trial),
                                      self.opened())
-        self.shown_index = index
         metrics, details = trial.measurement.metrics, trial.measurement.details
         resources = [f"{label} <b>{fmt(metrics[key])}</b>" for key, label in RESOURCE_METRICS if key in metrics]
         limiter = details.get("occupancy_limiter") or details.get("limiter")

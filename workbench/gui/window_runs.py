@@ -63,7 +63,6 @@ class WindowRuns(WindowFiles):
     # here for the type checker, defined by MainWindow, which overrides every method below that raises.
     run_done: Signal
     trusted_code: set[Path]
-    last_result: Any
     results: ResultsTable
     failures: FailureLog
     bottom_tabs: ElidedTabs
@@ -655,7 +654,6 @@ class WindowRuns(WindowFiles):
         assert self.engine_thread is not None  # it sent this
         self.engine_thread.wait()  # it emitted as its last act: returns at once
         self._run_closed = True
-        self.last_result = result
         if self._remeasure_message and self.statusBar().currentMessage() == self._remeasure_message:  # it is over now
             self.statusBar().clearMessage()
         self._remeasure_message = ""
