@@ -19,6 +19,7 @@ from PySide6.QtGui import QFontMetricsF
 from PySide6.QtWidgets import QCheckBox, QLabel, QVBoxLayout, QWidget
 
 from workbench.core.domain.metrics import known_direction
+from workbench.core.domain.objective import pareto_front
 from workbench.core.domain.search_objective import LATENCY_BOUND
 from workbench.gui.plot_widget import plot_widget
 from workbench.gui.axes import (
@@ -614,16 +615,7 @@ class TradeoffChart(ChartBase):
         if self._pareto_order[0] != key:
             order = np.lexsort((np.where(np.isfinite(memory), sign * memory, np.inf), latency))
             self._pareto_order = (key, order)
-        order = self._pareto_order[1]
-        rows = order[mask[order] & np.isfinite(latency[order])]
-        if not rows.size:
-            return rows
-        values = np.where(np.isfinite(memory[rows]), sign * memory[rows], np.inf)
-        running = np.minimum.accumulate(values)
-        keep = np.empty(rows.size, dtype=bool)
-        keep[0] = True
-        keep[1:] = values[1:] < running[:-1]
-        return rows[keep]
+        return pareto_front(latency, sign * memory, mask, order=self._pareto_order[1])
 
     def _place_limits(self) -> None:
         """A limit line is shown at its constraint while the constraint is on, else hidden (a hidden
