@@ -993,9 +993,9 @@ class KernelEditor(QMainWindow):
         if self.spec_file is None:
             return []
         files = [self.spec_file]
-        try:
-            named = json.loads(self.spec_file.read_text(encoding="utf-8")).get("source")
-        except (OSError, ValueError, AttributeError):
+        try:  # (as every reader of a spec reads one: a FIFO or a huge file put there is refused)
+            named = read_spec(self.spec_file)[0].get("source")
+        except WorkbenchError:
             named = None
         if isinstance(named, str) and named:
             files.append(self.spec_file.parent / Path(named).name)
@@ -1092,7 +1092,11 @@ class KernelEditor(QMainWindow):
         self.reference_file = None
         self._saved_state = self._state()
         self.setWindowModified(False)
-        self._ref_spec = dict(json.loads(path.read_text()).get("reference", {}))
+        try:  # (the file just saved, read as every reader of a spec reads one)
+            reference = read_spec(path)[0].get("reference")
+        except WorkbenchError:  # (changed by another hand meanwhile: the next open says how)
+            reference = None
+        self._ref_spec = dict(reference) if isinstance(reference, dict) else {}
         if self._ref_spec.get("file"):  # the copy is the template's now
             self.ref_file_label.setText(f"{self._ref_spec['file']} (in the template folder)")
         if shipped_name and opened_here:
