@@ -1505,6 +1505,22 @@ def test_a_recordings_integer_values_are_exported_as_the_integers_it_compiled(tm
     export_csv(session, tmp_path / "t.csv")
     with open(tmp_path / "t.csv", newline="") as handle:
         assert sorted({row["factor"] for row in csv.DictReader(handle)}) == ["0.5", "2", "4"]
+    from workbench.core.io.export import export_sessions
+
+    export_sessions([session], "json", tmp_path / "best.json")
+    document = json.loads((tmp_path / "best.json").read_text())
+    assert repr(document["config"]["factor"]) == "4" and repr(document["devices"][0]["config"]["factor"]) == "4"
+    # and the per-size dispatch of recordings at several sizes, as the header of one
+    from workbench.core.io.dispatch import export_dispatch
+
+    sized = []
+    for size in (100, 1000, 10000):
+        recording = json.loads(_mixed_recording(tmp_path).read_text())
+        recording["problem_size"] = [size]
+        (tmp_path / f"r{size}.json").write_text(json.dumps(recording))
+        sized.append(import_kt_cache(tmp_path / f"r{size}.json"))
+    export_dispatch(sized, "dispatch", tmp_path / "d.h")
+    assert "#define factor 4\n" in (tmp_path / "d.h").read_text() and "factor 4.0" not in (tmp_path / "d.h").read_text()
 
 
 def test_a_kt_cache_export_of_a_kernel_without_a_problem_size_has_no_such_key(tmp_path: Path) -> None:

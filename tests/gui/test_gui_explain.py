@@ -1708,6 +1708,22 @@ def test_a_pace_typed_and_started_with_f5_is_the_pace_the_run_gets(window, qtbot
     QTest.keyClicks(toolbar.delay, "0.5")
     window.actions_by_name["run_start"].trigger()
     assert asked and asked[0]["delay_s"] == 0.5, asked
+    # a weight or a constraint typed just before F5: the run gets them (it got the objective from
+    # before the typing, and the panel then showed one it did not get)
+    window.start_run = lambda run: asked.append((dict(window.model.weights.values), window.model.constraints.to_dict()))
+    extra = window.objective_panel.extra_edit
+    extra.setFocus()
+    qtbot.waitUntil(extra.hasFocus, timeout=5000)
+    QTest.keyClicks(extra, "registers <= 64")
+    window.actions_by_name["run_start"].trigger()
+    assert asked[-1][1].get("extra") == ["registers <= 64"], asked[-1]
+    weight = window.objective_panel.weight_labels["latency_ms"]
+    weight.setFocus()
+    qtbot.waitUntil(weight.hasFocus, timeout=5000)
+    weight.selectAll()
+    QTest.keyClicks(weight, "0.7")
+    window.actions_by_name["run_start"].trigger()
+    assert asked[-1][0]["latency_ms"] == 0.7, asked[-1]
 
 
 def test_another_session_gives_a_box_being_typed_in_its_own_decimals(window, qtbot):

@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QLocale
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QDoubleSpinBox
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QDoubleSpinBox, QLineEdit
 
 
 #: A number whose commas may separate thousands: a first group of 1 to 3 digits not led by 0.
@@ -72,11 +72,15 @@ class DecimalBox(QDoubleSpinBox):
 
 
 def commit_typed_value() -> None:
-    """Take the value typed into the box that has the keyboard focus, if any, as Enter would: a
-    key that acts on the boxes' values (F5 starts a run) does not move the focus, and the pace
-    typed before it was not read."""
-    widget = QApplication.focusWidget()
+    """Take what is typed into the field that has the keyboard focus, as Enter would: a key that
+    acts on the fields' values (F5 starts a run) does not move the focus, and a pace, a weight or
+    a constraint typed just before it was not read (the run got the objective from before the
+    typing, and the panel then showed one it did not get)."""
+    focused = QApplication.focusWidget()
+    widget = focused
     while widget is not None and not isinstance(widget, QAbstractSpinBox):
         widget = widget.parentWidget()
-    if widget is not None:
+    if isinstance(widget, QAbstractSpinBox):
         widget.interpretText()
+    elif isinstance(focused, QLineEdit):  # (a weight, the constraints' text: taken on editingFinished)
+        focused.editingFinished.emit()

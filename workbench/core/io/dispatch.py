@@ -61,6 +61,7 @@ from workbench.core.domain.sizes import sweep_progress
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import c_literal
 from workbench.core.io.export_seal import seal_text
+from workbench.core.io.interop import recorded_integers
 from workbench.core.io.session_lock import locked_by_other
 
 DISPATCH_FORMATS: tuple[str, ...] = ("dispatch", "dispatch-py")
@@ -302,6 +303,7 @@ def plan_dispatch(
         slot_domains={s.name: list(s.values) for s in space.slots} if space is not None else {},
         # a recording's kernel reads its parameters by the names recorded, as the header export writes them
         names_as_recorded=template is None and reads_recorded_names(first),
+        recorded_integers=recorded_integers(first) if template is None else {},
     )
     notes = [f"{why}; left out of the cover: the range it falls in serves it, and no config measured there "
              "meets the objective" for _size, why in left_out]

@@ -1119,11 +1119,17 @@ def _finite(value: Any) -> Any:
     return value
 
 
-def _choice_dict(choice: Choice, origin: Provenance) -> dict[str, Any]:
+def _recorded_config(plan: ExportPlan, config: Config) -> dict[str, Any]:
+    """The config's values as a recording held them (its integers as integers: see
+    :func:`recorded_value`), else as the session holds them."""
+    return {name: recorded_value(plan.recorded_integers, name, value) for name, value in config.to_dict().items()}
+
+
+def _choice_dict(plan: ExportPlan, choice: Choice, origin: Provenance) -> dict[str, Any]:
     return {
         "device": choice.device,
         "provenance": origin,
-        "config": choice.trial.config.to_dict(),
+        "config": _recorded_config(plan, choice.trial.config),
         "config_id": choice.trial.config.id,
         "metrics": {k: _finite(v) for k, v in choice.trial.measurement.metrics.items()},
         "score": _finite(choice.score),
@@ -1150,7 +1156,7 @@ def _json(plan: ExportPlan) -> str:
         "session_source_hash": plan.source_hash,
         "sessions": list(plan.sessions),
         "device": single.device if len(plan.choices) == 1 else "portable",
-        "config": single.trial.config.to_dict(),
+        "config": _recorded_config(plan, single.trial.config),
         "config_id": single.trial.config.id,
         "metrics": {k: _finite(v) for k, v in single.trial.measurement.metrics.items()},
         # whose figures ``metrics`` are: with several devices, those of the first device's trial of the
@@ -1158,7 +1164,7 @@ def _json(plan: ExportPlan) -> str:
         "metrics_device": single.devices[0] if single.devices else single.device,
         "score": _finite(single.score),
         "why": single.why,
-        "devices": [_choice_dict(c, plan.device_provenance.get(c.device, plan.provenance)) for c in plan.choices],
+        "devices": [_choice_dict(plan, c, plan.device_provenance.get(c.device, plan.provenance)) for c in plan.choices],
         "notes": list(plan.notes),
         # what a build of the template needs: null without a template (a recording, a python
         # benchmark), so a script reads the same keys from every export (they were left out)
