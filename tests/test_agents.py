@@ -368,25 +368,27 @@ def measurement_of(config) -> Measurement:
     return Measurement(Status.OK, {"latency_ms": t, "throughput_gbs": 100.0 / t, "occupancy": config["rows"] / 8.0})
 
 
-def pinned_runs() -> dict[str, str]:
+def pinned_runs(**extra: object) -> dict[str, str]:
+    """The pinned runs' fingerprints; ``extra``: options given to every run (an earlier default)."""
     from workbench.core.domain.objective import Constraints
     from workbench.core.domain.search_objective import Objective
 
     space = SearchSpace(PINNED_SPACE)
     one_group = SearchSpace([Slot(s.name, s.values, "compute") for s in PINNED_SPACE])
     out = {
-        "one at a time": fingerprint(create_strategy("agents", space, seed=1), space, 160, 1),
-        "batches of 3": fingerprint(create_strategy("agents", space, seed=2), space, 120, 3),
-        "one concern, bandit": fingerprint(create_strategy("agents", one_group, seed=3, policy="bandit"), one_group, 100, 1),
-        "failures ranked": fingerprint(create_strategy("agents", space, seed=4, failures="rank"), space, 80, 2),
-        "foreign results": fingerprint(create_strategy("agents", space, seed=5), space, 80, 1, foreign=12),
+        "one at a time": fingerprint(create_strategy("agents", space, seed=1, **extra), space, 160, 1),
+        "batches of 3": fingerprint(create_strategy("agents", space, seed=2, **extra), space, 120, 3),
+        "one concern, bandit": fingerprint(create_strategy("agents", one_group, seed=3, policy="bandit", **extra),
+                                           one_group, 100, 1),
+        "failures ranked": fingerprint(create_strategy("agents", space, seed=4, failures="rank", **extra), space, 80, 2),
+        "foreign results": fingerprint(create_strategy("agents", space, seed=5, **extra), space, 80, 1, foreign=12),
     }
-    constrained = create_strategy("agents", space, seed=6)
+    constrained = create_strategy("agents", space, seed=6, **extra)
     constrained.set_objective(Objective(Constraints(max_latency_ms=1.3)))
     out["constrained"] = fingerprint(constrained, space, 100, 1)
     # restrictions that keep values out of one-slot moves (the descent's coupled pass)
     restricted = SearchSpace(PINNED_SPACE, restrictions=["block * rows <= 512", "tile > 1 or not shared"])
-    out["restricted"] = fingerprint(create_strategy("agents", restricted, seed=7), restricted, 120, 1)
+    out["restricted"] = fingerprint(create_strategy("agents", restricted, seed=7, **extra), restricted, 120, 1)
     return out
 
 
@@ -399,10 +401,22 @@ PINNED = {
     "constrained": "c9d5b4e59ca25831",
     "restricted": "fb4f2233657d532f",
 }
+#: The default's runs since path probes (each run above is longer than their start, path_from 50).
+PINNED_WITH_PATH_PROBES = {
+    "one at a time": "4c90937a1b5ad62d",
+    "batches of 3": "895963407fa3bf69",
+    "one concern, bandit": "62c5496ef3f93e6a",
+    "failures ranked": "45732a01304ad378",
+    "foreign results": "2067d6fe560aeb27",
+    "constrained": "cbe8bede336167da",
+    "restricted": "32cf442adf881fba",
+}
 
 
 def test_the_proposals_are_pinned():
-    assert pinned_runs() == PINNED
+    assert pinned_runs() == PINNED_WITH_PATH_PROBES
+    # the earlier default, reproduced by turning the path probes off
+    assert pinned_runs(path_probes=0) == PINNED
 
 
 def test_the_typed_options_match_the_declared_ones():
@@ -537,6 +551,42 @@ def test_the_first_rounds_after_the_start_are_short():
     assert rows_after(14, early_batch=0) == 10
     assert rows_after(14, bounded=True) == 10
     assert rows_after(18, early_batch=0) == 18
+
+
+def test_path_probes_start_after_path_from_and_try_an_unmeasured_short_combination_at_the_best_geometry():
+    """With ``path_probes`` the first ``path_from`` evaluations are those of the default (the
+    run-length schedule leaves them alone); from then on rounds hold configs with the best
+    config's long slots and a combination of the short slots that no measured config had."""
+    slots = [Slot("x", tuple(range(8)), "launch"), Slot("y", tuple(range(8)), "launch")]
+    slots += [Slot(f"f{i}", (0, 1), "memory") for i in range(5)]
+    space = SearchSpace(slots)
+
+    def latency(config) -> float:
+        flags = sum(config[f"f{i}"] for i in range(5))
+        return 1.0 + 0.1 * (abs(config["x"] - 5) + abs(config["y"] - 2)) + (0.0 if flags == 5 else 0.2 + 0.1 * flags)
+
+    def configs(budget: int, **options) -> list[Config]:
+        agents = create_strategy("agents", space, seed=1, **options)
+        out: list[Config] = []
+        while len(out) < budget:
+            config = agents.ask(1)[0]
+            agents.tell([Trial(len(out), config, Measurement(Status.OK, {"latency_ms": latency(config)}))])
+            out.append(config)
+        return out
+
+    plain, probed = configs(60, path_probes=0), configs(60, path_probes=2, path_from=30)
+    assert [c.id for c in probed[:30]] == [c.id for c in plain[:30]]
+    assert [c.id for c in probed] != [c.id for c in plain]
+    flags = [f"f{i}" for i in range(5)]
+    found = False
+    for n in range(30, 60):
+        before = probed[:n]
+        best = min(before, key=latency)
+        combos = {tuple(c[f] for f in flags) for c in before}
+        config = probed[n]
+        if (config["x"], config["y"]) == (best["x"], best["y"]) and tuple(config[f] for f in flags) not in combos:
+            found = True
+    assert found
 
 
 def test_under_constraints_a_feasible_incumbent_gets_its_coupled_moves_probed():

@@ -35,6 +35,9 @@ it knows little):
    the best config away from it.
    Without a frontier, exploration rises in one agent's dimensions at a time (high temperature,
    others hold the incumbent); the focus moves to the next agent if that does not help either.
+6. From the ``path_from``-th evaluation on, the last ``path_probes`` configs of every round are
+   path probes: the best config with its short slots (together, the kernel's code path) set to a
+   combination no working measured config has, the most valued first (``_path_probes``).
 
 Under constraints (the run's objective has bounds) a feasibility model learns each bound's miss
 over the slot values (:mod:`workbench.search.feasibility`); proposals it finds far less likely to
@@ -49,6 +52,7 @@ A space whose slots all share one group has a single concern; then each slot act
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
@@ -73,6 +77,10 @@ _UNLIKELY = 1e6
 SPLIT_SHARE = 0.25
 #: Further screens of as many joint proposals when every one is predicted to miss the constraints.
 SCREEN_RETRIES = 3
+#: Path probes (see ``Agents._path_probes``): the short slots' combinations are all looked at up to
+#: this many of them, else PATH_SAMPLES random ones (a bound on the strategy's time per round).
+PATH_ENUMERATE = 1024
+PATH_SAMPLES = 48
 #: The metric an agent watches besides the shared reward (larger is better).
 AUX_METRIC = {"memory": "throughput_gbs", "launch": "occupancy"}
 
@@ -119,6 +127,8 @@ class AgentsOptions:
     early_span: int = 16
     coupled_probes: int = 2
     climb: bool = True
+    path_probes: int = 1
+    path_from: int = 50
 
 
 class Agents(IndexedStrategy):
@@ -231,6 +241,14 @@ class Agents(IndexedStrategy):
             "after patience), and a new feasible best drops the rest of the planned round, so the next "
             "round starts from it",
         ),
+        Option(
+            "path_probes", 1,
+            "From the path_from-th evaluation on, configs of every round (a running descent's too) that "
+            "keep the best config's other slots and give its short slots (see short) a combination no "
+            "working measured config has, those the fitted utilities value most first (0: off)",
+            low=0, high=256,
+        ),
+        Option("path_from", 50, "Evaluations made before the path probes start (a run-length schedule)", low=0, high=100000),
     )
 
     @classmethod
@@ -800,6 +818,74 @@ class Agents(IndexedStrategy):
         return (start[0], self.coder.decode(start[1])) if start else (self.best_score, self.best_config)
 
     def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
+        """The next round: the agents' (:meth:`_agents_round`), with its last ``path_probes`` configs
+        given to path probes once ``path_from`` evaluations were made."""
+        share = self.opt.path_probes if self.agents and self.model.n_rows and len(self.history) >= self.opt.path_from else 0
+        if not share:
+            return self._agents_round(size, batch)
+        share = min(share, size)
+        out = self._agents_round(size - share, batch) if size > share else []
+        return out + self._path_probes(share, batch)
+
+    def _path_probes(self, size: int, batch: set[str]) -> list[Config]:
+        """The best working config with its short slots (domains of at most ``short`` values: flags,
+        method numbers, small tiles) set to a combination that no working measured config has, the
+        ``size`` the fitted utilities (their posterior mean) value most; every combination is looked
+        at up to ``PATH_ENUMERATE`` of them, else ``PATH_SAMPLES`` random ones.
+
+        Why: the short slots together choose the kernel's code path, and a path's speed depends on
+        its long slots (block sizes) so unevenly that its first few configs, measured at the
+        geometry of another path's basin, can all look worse than that basin while the path holds
+        the optimum. The descents and the agents' one-concern moves change one or two short slots
+        at a time, so a combination that differs from the incumbent's in three or four of them is
+        reached late or never. A probe asks for one such combination at the incumbent's geometry,
+        the path the utilities rate best first. Why from a number of evaluations on (the
+        run-length schedule) and not earlier: a share of the early rounds is what the descents
+        need on the landscapes where they still pay within 25 and 50 evaluations, and any signal
+        measured during a run that tells the two kinds of landscape apart was not found; so the
+        first path_from evaluations are left exactly as without the option.
+        """
+        measured = self._measured()
+        n = measured.n
+        ok = np.isfinite(measured.scores[:n])
+        if ok.sum() < 5:
+            return []
+        vecs = measured.vecs[:n][ok]
+        order = measured.ranked()
+        order = order[np.isfinite(measured.scores[order])]
+        incumbent = [int(x) for x in measured.vecs[order[0]]]
+        sizes = [int(size) for size in self.coder.sizes]
+        shorts = [k for k, size in enumerate(sizes) if 1 < size <= self.opt.short]
+        if not shorts:
+            return []
+        known = {tuple(int(v[k]) for k in shorts) for v in vecs}
+        if math.prod(sizes[k] for k in shorts) <= PATH_ENUMERATE:
+            rows: Any = itertools.product(*[range(sizes[k]) for k in shorts])
+        else:
+            rows = [[int(self.rng.integers(sizes[k])) for k in shorts] for _ in range(PATH_SAMPLES)]
+        seen = set(batch)
+        probes: list[Config] = []
+        for row in rows:
+            if tuple(row) in known:
+                continue
+            genes = list(incumbent)
+            for k, v in zip(shorts, row):
+                genes[k] = int(v)
+            config = self.space.valid_config_at(tuple(genes))
+            if config is not None and self.fresh(config, seen):
+                seen.add(config.id)
+                probes.append(config)
+        if not probes:
+            return []
+        mean = self.model.mean()
+        value = np.array([self.model.value(mean, self.coder.encode(c)) for c in probes])
+        out = []
+        for i in np.argsort(-value, kind="stable")[:size].tolist():
+            out.append(probes[i])
+            self._enter(probes[i], -1, self.best_score, batch)
+        return out
+
+    def _agents_round(self, size: int, batch: set[str]) -> list[Config]:
         if not self.agents:
             return self.sample(size, batch)
         if self._climbing() and not self.climbed and self.rounds >= 1 and self.opt.sweep and not self.descent.running:
