@@ -47,6 +47,7 @@ import os
 import sys
 import tempfile
 import time
+from pathlib import Path
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -329,15 +330,23 @@ def _probe_landscape() -> Landscape:
     return Landscape("probe", SearchSpace.explicit(slots, recorded), {c.id: latency[c.id] for c in recorded}, {})
 
 
+#: The search package, whose source is part of a cached run's key (:func:`search_version`).
+SEARCH_SOURCES = Path(__file__).resolve().parents[1] / "workbench" / "search"
+
+
 def search_version(strategy: str, options: dict[str, Any]) -> str:
-    """What a cached run of one of our strategies is keyed by: its options and its behaviour.
+    """What a cached run of one of our strategies is keyed by: its options, its code and its behaviour.
 
     The behaviour is the sequence of configs it proposes in two seeded runs on a made-up landscape
-    (:func:`_probe_landscape`), so a change of the search code that changes what the strategy does
-    invalidates its cached runs, and a refactor or a change to another strategy does not.
+    (:func:`_probe_landscape`). It alone did not tell two versions apart whose runs differ only on
+    the recorded landscapes (a change of how late-run probes are ranked proposed the same configs
+    on the probe), and the stale runs were tabulated as the new version's; so the source of the
+    search package is part of the key too (a refactor there reruns the strategies: they are fast).
     """
     resolved = strategy_class(strategy).validate_options(options)  # an explicit default is the default
     digest = hashlib.sha256(json.dumps([strategy, resolved], sort_keys=True, default=str).encode())
+    for source in sorted(Path(SEARCH_SOURCES).glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
     probe = _probe_landscape()
     for seed in (0, 1):
         strat = create_strategy(strategy, probe.space, seed=seed, **options)

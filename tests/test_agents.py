@@ -403,12 +403,12 @@ PINNED = {
 }
 #: The default's runs since path probes (each run above is longer than their start, path_from 50).
 PINNED_WITH_PATH_PROBES = {
-    "one at a time": "4c90937a1b5ad62d",
+    "one at a time": "5c4a3a2cd2ea153b",
     "batches of 3": "895963407fa3bf69",
     "one concern, bandit": "62c5496ef3f93e6a",
     "failures ranked": "45732a01304ad378",
     "foreign results": "2067d6fe560aeb27",
-    "constrained": "cbe8bede336167da",
+    "constrained": "73d84f28c1b61646",
     "restricted": "32cf442adf881fba",
 }
 
@@ -587,6 +587,66 @@ def test_path_probes_start_after_path_from_and_try_an_unmeasured_short_combinati
         if (config["x"], config["y"]) == (best["x"], best["y"]) and tuple(config[f] for f in flags) not in combos:
             found = True
     assert found
+
+
+def _driven(space: SearchSpace, budget: int, latency, **options) -> list[Config]:
+    """The configs ``agents`` proposes one at a time over ``budget`` evaluations (fewer: it ran dry)."""
+    agents = create_strategy("agents", space, seed=3, **options)
+    out: list[Config] = []
+    while len(out) < budget:
+        asked = agents.ask(1)
+        if not asked:
+            break
+        t = latency(asked[0])
+        measurement = Measurement(Status.OK, {"latency_ms": t}) if t is not None else \
+            Measurement.failure(Status.RUNTIME_ERROR, "x")
+        agents.tell([Trial(len(out), asked[0], measurement)])
+        out.append(asked[0])
+    return out
+
+
+def test_path_probes_never_end_a_run_with_budget_left():
+    """A round the probes had to themselves (``batch`` 1, or as many probes as the batch) was empty
+    once they found nothing (no short slots, every path tried), and the run ended at 50 of its
+    evaluations. The agents keep a config of every round and every place the probes leave."""
+    long_only = SearchSpace([Slot("x", tuple(range(8)), "launch"), Slot("y", tuple(range(8)), "launch"),
+                             Slot("z", tuple(range(6)), "memory")])
+
+    def bowl(config) -> float:
+        return 1.0 + abs(config["x"] - 5) + abs(config["y"] - 2) + 0.5 * abs(config["z"] - 3)
+
+    for options in ({"batch": 1}, {"path_probes": 8}, {"path_probes": 8, "batch": 8}):
+        assert len(_driven(long_only, 150, bowl, **options)) == 150, options
+    one_flag = SearchSpace([*long_only.slots, Slot("f", (0, 1), "compute")])
+    assert len(_driven(one_flag, 150, lambda c: bowl(c) + c["f"], batch=1)) == 150
+    # without short slots the probes find nothing, and the agents' rounds are what they were
+    plain = [c.id for c in _driven(long_only, 120, bowl, path_probes=0)]
+    assert [c.id for c in _driven(long_only, 120, bowl)] == plain
+
+
+def test_path_probes_are_ranked_by_what_the_feasibility_model_predicts_too():
+    """Under a memory limit that one flag's code path always breaks, the probes ranked by the
+    utilities alone went for that path first (97 of 106 probes broke the limit); they are charged
+    the same risks as every screened proposal now."""
+    from workbench.core.domain.objective import Constraints
+    from workbench.core.domain.search_objective import Objective
+
+    slots = [Slot("x", tuple(range(8)), "launch"), Slot("y", tuple(range(8)), "launch")]
+    slots += [Slot(f"f{i}", (0, 1), "memory") for i in range(6)]
+    space = SearchSpace(slots)
+
+    def metrics(config) -> dict[str, float]:
+        fast = 0.5 if config["f0"] else 0.0  # the fast path, a thousand MB over the limit
+        latency = 1.0 + 0.1 * (abs(config["x"] - 5) + abs(config["y"] - 2)) - fast + 0.01 * config["f1"]
+        return {"latency_ms": latency, "memory_mb": 1000.0 if config["f0"] else 100.0}
+
+    agents = create_strategy("agents", space, seed=3, path_from=10_000)  # (no probes while it learns)
+    agents.set_objective(Objective(Constraints(max_memory_mb=500)))
+    for n in range(80):
+        config = agents.ask(1)[0]
+        agents.tell([Trial(n, config, Measurement(Status.OK, metrics(config)))])
+    probes = agents._path_probes(4, set())
+    assert probes and probes[0]["f0"] == 0, probes
 
 
 def test_under_constraints_a_feasible_incumbent_gets_its_coupled_moves_probed():

@@ -122,12 +122,23 @@ def test_a_landscape_whose_values_change_away_from_its_optimum_gets_a_new_cache_
     assert strategies.landscape_key(same) == strategies.landscape_key(land)  # the order read does not matter
 
 
-def test_search_version_follows_the_behaviour_not_the_source() -> None:
-    """Cached runs are keyed by what the strategy proposes on a probe landscape: the same options give
-    the same key, options that change the proposals give another one."""
+def test_search_version_follows_the_behaviour_and_the_source(tmp_path, monkeypatch) -> None:
+    """Cached runs are keyed by what the strategy proposes on a probe landscape and by the search
+    code: the same options give the same key, options that change the proposals give another one,
+    and so does a change of the code that the probe's runs do not show (two versions of a late-run
+    mechanism proposed the same configs on the probe, and the old one's runs were tabulated as the
+    new one's)."""
+    import shutil
+
     assert strategies.search_version("agents", {}) == strategies.search_version("agents", {})
     assert strategies.search_version("agents", {}) != strategies.search_version("agents", {"init": 5})
     assert strategies.search_version("agents", {}) != strategies.search_version("random", {})
+    before = strategies.search_version("agents", {})
+    copy = tmp_path / "search"
+    shutil.copytree(strategies.SEARCH_SOURCES, copy)
+    (copy / "agents.py").write_text((copy / "agents.py").read_text() + "\n# a change the probe does not see\n")
+    monkeypatch.setattr(strategies, "SEARCH_SOURCES", copy)
+    assert strategies.search_version("agents", {}) != before
 
 
 def test_summary_counts_landscapes_within_one_standard_error() -> None:

@@ -81,6 +81,9 @@ SCREEN_RETRIES = 3
 #: this many of them, else PATH_SAMPLES random ones (a bound on the strategy's time per round).
 PATH_ENUMERATE = 1024
 PATH_SAMPLES = 48
+#: Of those, the best valued that are charged their distance to known failures (a distance to every
+#: failed config each: a bound on the round's time, which the rest of the ranking does not need).
+PATH_RISKED = 32
 #: The metric an agent watches besides the shared reward (larger is better).
 AUX_METRIC = {"memory": "throughput_gbs", "launch": "occupancy"}
 
@@ -818,20 +821,30 @@ class Agents(IndexedStrategy):
         return (start[0], self.coder.decode(start[1])) if start else (self.best_score, self.best_config)
 
     def _propose_round(self, size: int, batch: set[str]) -> list[Config]:
-        """The next round: the agents' (:meth:`_agents_round`), with its last ``path_probes`` configs
-        given to path probes once ``path_from`` evaluations were made."""
+        """The next round: the agents' (:meth:`_agents_round`), with up to ``path_probes`` of its
+        last configs given to path probes once ``path_from`` evaluations were made. The agents keep
+        at least one config of every round, and all of it on a space without short slots: a round
+        of probes alone, found empty, ended a run with budget left. (The agents' part is planned
+        first: planned after the probes, it measured worse, -0.003 at B = 100.)"""
         share = self.opt.path_probes if self.agents and self.model.n_rows and len(self.history) >= self.opt.path_from else 0
-        if not share:
+        if share and not any(1 < int(n) <= self.opt.short for n in self.coder.sizes):
+            share = 0  # (no short slots: one code path, nothing to probe)
+        share = min(share, size - 1)
+        if share <= 0:
             return self._agents_round(size, batch)
-        share = min(share, size)
-        out = self._agents_round(size - share, batch) if size > share else []
+        out = self._agents_round(size - share, batch)
         return out + self._path_probes(share, batch)
 
     def _path_probes(self, size: int, batch: set[str]) -> list[Config]:
         """The best working config with its short slots (domains of at most ``short`` values: flags,
-        method numbers, small tiles) set to a combination that no working measured config has, the
-        ``size`` the fitted utilities (their posterior mean) value most; every combination is looked
-        at up to ``PATH_ENUMERATE`` of them, else ``PATH_SAMPLES`` random ones.
+        method numbers, small tiles) set to a combination that no working measured config has (one
+        that failed elsewhere is still a path to try: a GPU kernel fails by its geometry, too many
+        registers or too much shared memory for a block, as often as by its path; counted as known,
+        the probes lost -0.005 at B = 100), the ``size`` the fitted utilities (their posterior mean) value
+        most, less the risks every screened proposal is charged (near a failure, likely to miss the
+        constraints; the nearness to failures for the ``PATH_RISKED`` best valued); every combination
+        is valued up to ``PATH_ENUMERATE`` of them, else ``PATH_SAMPLES`` random ones, and configs
+        are built best first until ``size`` are found.
 
         Why: the short slots together choose the kernel's code path, and a path's speed depends on
         its long slots (block sizes) so unevenly that its first few configs, measured at the
@@ -839,18 +852,16 @@ class Agents(IndexedStrategy):
         the optimum. The descents and the agents' one-concern moves change one or two short slots
         at a time, so a combination that differs from the incumbent's in three or four of them is
         reached late or never. A probe asks for one such combination at the incumbent's geometry,
-        the path the utilities rate best first. Why from a number of evaluations on (the
-        run-length schedule) and not earlier: a share of the early rounds is what the descents
-        need on the landscapes where they still pay within 25 and 50 evaluations, and any signal
-        measured during a run that tells the two kinds of landscape apart was not found; so the
-        first path_from evaluations are left exactly as without the option.
+        the path the utilities rate best first. Why from a number of evaluations on (a run-length
+        schedule) and not earlier: the early rounds are the descents', which on most spaces gain
+        the most there, and no signal measured during a run told apart the spaces where probes pay
+        from those where they cost; so the first ``path_from`` evaluations are left exactly as
+        without them.
         """
         measured = self._measured()
         n = measured.n
-        ok = np.isfinite(measured.scores[:n])
-        if ok.sum() < 5:
+        if np.isfinite(measured.scores[:n]).sum() < 5:
             return []
-        vecs = measured.vecs[:n][ok]
         order = measured.ranked()
         order = order[np.isfinite(measured.scores[order])]
         incumbent = [int(x) for x in measured.vecs[order[0]]]
@@ -858,31 +869,40 @@ class Agents(IndexedStrategy):
         shorts = [k for k, size in enumerate(sizes) if 1 < size <= self.opt.short]
         if not shorts:
             return []
-        known = {tuple(int(v[k]) for k in shorts) for v in vecs}
+        working = np.isfinite(measured.scores[:n])
+        known = {tuple(int(v[k]) for k in shorts) for v in measured.vecs[:n][working]}
         if math.prod(sizes[k] for k in shorts) <= PATH_ENUMERATE:
             rows: Any = itertools.product(*[range(sizes[k]) for k in shorts])
         else:
             rows = [[int(self.rng.integers(sizes[k])) for k in shorts] for _ in range(PATH_SAMPLES)]
-        seen = set(batch)
-        probes: list[Config] = []
+        candidates: list[tuple[int, ...]] = []
         for row in rows:
-            if tuple(row) in known:
-                continue
-            genes = list(incumbent)
-            for k, v in zip(shorts, row):
-                genes[k] = int(v)
-            config = self.space.valid_config_at(tuple(genes))
-            if config is not None and self.fresh(config, seen):
-                seen.add(config.id)
-                probes.append(config)
-        if not probes:
+            if tuple(row) not in known:
+                genes = list(incumbent)
+                for k, v in zip(shorts, row):
+                    genes[k] = int(v)
+                candidates.append(tuple(genes))
+        if not candidates:
             return []
-        mean = self.model.mean()
-        value = np.array([self.model.value(mean, self.coder.encode(c)) for c in probes])
-        out = []
-        for i in np.argsort(-value, kind="stable")[:size].tolist():
-            out.append(probes[i])
-            self._enter(probes[i], -1, self.best_score, batch)
+        chances = self._chances(candidates)
+        value = self.model.values(self.model.mean(), np.asarray(candidates))
+        value -= np.array([self._feasibility_risk(vec, chance) for vec, chance in zip(candidates, chances)])
+        value -= _UNLIKELY * self._unlikely(candidates, chances=chances)
+        ranked = np.argsort(-value, kind="stable")
+        top = ranked[:PATH_RISKED]
+        risked = value[top] - np.array([self._failure_risk(candidates[i]) for i in top])
+        seen = set(batch)
+        out: list[Config] = []
+        # (valued first, near failures behind; built until enough are found)
+        for i in [*top[np.argsort(-risked, kind="stable")].tolist(), *ranked[PATH_RISKED:].tolist()]:
+            config = self.space.valid_config_at(candidates[i])
+            if config is None or not self.fresh(config, seen):
+                continue
+            seen.add(config.id)
+            out.append(config)
+            self._enter(config, -1, self.best_score, batch, candidates[i])
+            if len(out) >= size:
+                break
         return out
 
     def _agents_round(self, size: int, batch: set[str]) -> list[Config]:

@@ -186,3 +186,11 @@ class UtilityModel:
     def value(self, draw: np.ndarray, vec: Sequence[int]) -> float:
         """What a config is worth under a utility vector: the sum of its features' utilities."""
         return float(draw[self.features(vec)].sum())
+
+    def values(self, draw: np.ndarray, vecs: np.ndarray) -> np.ndarray:
+        """:meth:`value` of every row of ``vecs`` (configs as index vectors), in one pass."""
+        vecs = np.asarray(vecs, dtype=np.int64).reshape(-1, len(self.sizes))
+        total = draw[self.offsets[:-1] + vecs].sum(axis=1)
+        for k1, k2, first in self.pairs:
+            total += draw[first + vecs[:, k1] * int(self.sizes[k2]) + vecs[:, k2]]
+        return total
