@@ -111,12 +111,12 @@ class WindowExports(QMainWindow):
         exporting again and again to one name kept a numbered backup of each earlier export."""
         from workbench.core.io.export_seal import unchanged_export
         from workbench.core.io.output_files import (check_folder, check_regular_or_absent, check_writable, keep_backup,
-                                                    refuse_beside_journal, same_file)
+                                                    refuse_beside_journal, same_place)
 
         target = Path(path)
         running = getattr(self.engine_thread.engine, "output", None) if self.engine_thread is not None else None
         for own in (self.path, self.autosave_path, running):
-            if own is not None and (same_file(target, own) or target.resolve() == Path(own).resolve()):
+            if own is not None and same_place(target, own):
                 raise WorkbenchError(f"{target} is the open session's file; export to another name")
         from workbench.runner.autosave import refuse_autosave_folder
 

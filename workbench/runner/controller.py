@@ -39,6 +39,7 @@ from workbench.core.io.output_files import (
     check_writable,
     keep_backup,
     same_file,
+    same_place,
 )
 from workbench.core.domain.run_settings import DEFAULT_BUDGET, MAX_COUNT, RunSettings
 from workbench.core.domain.session import (
@@ -185,7 +186,7 @@ def _refuse_code_as_output(request: RunRequest, out: Path, inputs: Iterable[str 
     code = [Path(p) for p in inputs] + ([Path(request.replay)] if request.replay else [])
     if request.kernel and request.kernel.endswith(".py"):
         code.append(Path(request.kernel))
-    if out.exists() and any(_same(out, p) for p in code if p.exists()):
+    if out.exists() and any(same_place(out, p) for p in code if p.exists()):
         raise WorkbenchError(f"--out {out}: is this run's input; name another file for the session")
     check_session_name(out)
 
@@ -236,7 +237,7 @@ def resume_run(path: str | os.PathLike[str], request: RunRequest = RunRequest(),
             raise WorkbenchError("--resume continues the session and --force replaces it: choose one "
                                  "(--force with --out OTHER replaces OTHER)")
         return start_run(request, source, resume=True)
-    if _same(output, source):
+    if same_place(output, source):
         # Another name of the same file: continuing "into" it wrote the session under its own
         # name, leaving a symbolic link alone and a hard link holding the old trials.
         check_regular_or_absent(Path(output))  # a symbolic link: refused as every --out is
@@ -1169,7 +1170,7 @@ def _spec_for_continue(request: RunRequest, session: Session) -> BackendSpec:
         if request.kernel is not None and Path(request.kernel).suffix == ".py" and not os.path.lexists(request.kernel):
             # (a typo of a place: the refusals below spoke of the session's own file instead)
             raise WorkbenchError(f"python benchmark {request.kernel}: no such file")
-        named = request.kernel is not None and Path(request.kernel).suffix == ".py" and _same(request.kernel, path)
+        named = request.kernel is not None and Path(request.kernel).suffix == ".py" and same_place(request.kernel, path)
         if request.kernel is not None and Path(request.kernel).suffix == ".py" and not named \
                 and Path(request.kernel).is_file():
             # the benchmark at another place (a folder moved or renamed; a session of another
@@ -1630,10 +1631,3 @@ def _shown(path: Path, most: int = 160) -> str:
     """A path from a file, cut in the middle when long, so that the error stays one readable line."""
     text = str(path)
     return text if len(text) <= most else f"{text[: most // 2]}...{text[-most // 3:]}"
-
-
-def _same(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return Path(a).resolve() == Path(b).resolve()

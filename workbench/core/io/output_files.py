@@ -223,10 +223,17 @@ def file_key(path: str | os.PathLike[str]) -> FileKey:
 
 
 def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether ``a`` and ``b`` are one existing file (False when either is missing)."""
     try:
         return os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def same_place(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
+    """Whether ``a`` and ``b`` name one file, existing (a link, another spelling) or not yet (the
+    same path once resolved): an output about to be written over an input, before it exists."""
+    return same_file(a, b) or Path(a).resolve() == Path(b).resolve()
 
 
 def prepare_output(
