@@ -825,7 +825,7 @@ class Agents(IndexedStrategy):
         last configs given to path probes once ``path_from`` evaluations were made. The agents keep
         at least one config of every round, and all of it on a space without short slots: a round
         of probes alone, found empty, ended a run with budget left. (The agents' part is planned
-        first: planned after the probes, it measured worse, -0.003 at B = 100.)"""
+        first: planned after the probes, it measured worse; docs/strategies.md, appendix.)"""
         share = self.opt.path_probes if self.agents and self.model.n_rows and len(self.history) >= self.opt.path_from else 0
         if share and not any(1 < int(n) <= self.opt.short for n in self.coder.sizes):
             share = 0  # (no short slots: one code path, nothing to probe)
@@ -839,9 +839,8 @@ class Agents(IndexedStrategy):
         """The best working config with its short slots (domains of at most ``short`` values: flags,
         method numbers, small tiles) set to a combination that no working measured config has (one
         that failed elsewhere is still a path to try: a GPU kernel fails by its geometry, too many
-        registers or too much shared memory for a block, as often as by its path; counted as known,
-        the probes lost -0.005 at B = 100), the ``size`` the fitted utilities (their posterior mean) value
-        most, less the risks every screened proposal is charged (near a failure, likely to miss the
+        registers or too much shared memory for a block, as often as by its path), the ``size`` the
+        fitted utilities (their posterior mean) value most, less the risks every screened proposal is charged (near a failure, likely to miss the
         constraints; the nearness to failures for the ``PATH_RISKED`` best valued); every combination
         is valued up to ``PATH_ENUMERATE`` of them, else ``PATH_SAMPLES`` random ones, and configs
         are built best first until ``size`` are found.
