@@ -109,7 +109,7 @@ def test_how_deep_a_session_may_nest_is_the_same_on_every_python(tmp_path: Path,
     a file 3.13 opened and saved again was refused on 3.11. Both readings now keep to one limit,
     below what any version can read; orjson's too, which reads 1,024 levels: a file of 600 opened
     or not by whether a NaN or a long run of digits elsewhere in it sent it to the json module."""
-    from workbench.core.domain.session import MAX_JSON_DEPTH
+    from workbench.core.domain.bounded_json import MAX_JSON_DEPTH
 
     path = tmp_path / "session.json"
     save_session(make_session(2), path)

@@ -26,7 +26,7 @@ def print_json(document: Any) -> None:
     try:
         text = json.dumps(document, indent=2, allow_nan=False)
     except ValueError:
-        from workbench.core.domain.session import finite_or_none
+        from workbench.core.domain.bounded_json import finite_or_none
 
         text = json.dumps(finite_or_none(document), indent=2, allow_nan=False)
     sys.stdout.write(text + "\n")

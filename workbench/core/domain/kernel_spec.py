@@ -40,7 +40,7 @@ from workbench.core.errors import SpaceError, TemplateError, UnreadableFile, Wor
 from workbench.core.fs import atomic_write, read_only, read_only_text, read_utf8, resolved, user_folder
 from workbench.core.domain.pysyntax import file_module_spec
 from workbench.core.domain.expr import Restriction, compile_restriction
-from workbench.core.domain.session import loads_bounded
+from workbench.core.domain.bounded_json import loads_bounded
 from workbench.core.domain.space import GROUPS, Config, Slot
 from workbench.core.domain.templates import DECLARATIVE_SUFFIX, MAX_SPEC_BYTES, MAX_TEMPLATE_SLOT_VALUES, Arg, KernelTemplate, WorkProfile, no_reference
 

@@ -49,11 +49,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, Callable, Iterator, Mapping, NoReturn, cast
 
-import numpy as np
 
-try:  # optional speed-up: parses and writes large sessions several times faster than json
+try:  # optional speed-up: builds the ids of the configs a large session holds several times faster
     import orjson
-except ImportError:  # pragma: no cover - the json module does the same work, slower
+except ImportError:  # pragma: no cover - Config() does the same work, slower
     orjson = None  # type: ignore[assignment]
 
 from workbench.core.errors import DamagedJournal, NewerFormat, SessionFormatError, UnreadableFile, WorkbenchError, quoted, write_error
@@ -66,6 +65,7 @@ from workbench.core.domain.records import (MAX_PACE_S, SIM_COMPILE_MODES, Backen
                                            is_arch_name, is_pace)
 from workbench.core.domain.run_settings import RunSettings
 from workbench.core.domain.space import Config, SearchSpace, canonical_json, int_in_range
+from workbench.core.domain.bounded_json import IntTooLong, dumps_strict, json_default, loads_checked, short_repr
 
 #: ``fail(field, problem)``: raises the caller's one-line error about a field of the file.
 Fail = Callable[[str, str], NoReturn]
@@ -85,8 +85,6 @@ _TRIAL_FIELDS = frozenset(
      "started_at", "finished_at", "timings", "worker", "measurement", "problem"}
 )
 _MEASUREMENT_FIELDS = frozenset({"status", "metrics", "message", "log", "details"})
-#: Integers in a file may have at most this many digits (more is refused before it is built).
-MAX_INT_DIGITS = 100
 #: Longest kernel name, device name or problem text value (they reach exported source as text).
 MAX_NAME_CHARS = 200
 #: Longest ``notes`` text kept from a file.
@@ -241,149 +239,6 @@ class Session:
 # ------------------------------------------------------------------------------------------------
 
 
-def _json_default(value: Any) -> Any:
-    """Encode what ``json`` cannot: NumPy scalars and arrays, tuples, sets, enums, paths."""
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    if isinstance(value, (set, frozenset)):
-        return sorted(value, key=str)
-    if isinstance(value, Status):
-        return value.value
-    if isinstance(value, Path):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON-serialisable")
-
-
-def finite_or_none(value: Any) -> Any:
-    """Replace NaN / infinities (not valid JSON) by null, recursively."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: finite_or_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [finite_or_none(v) for v in value]
-    if isinstance(value, np.generic):
-        return finite_or_none(value.item())
-    return value
-
-
-_ORJSON_OPTIONS = (orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS) if orjson is not None else 0
-
-
-def _dumps(obj: Any) -> str:
-    """Compact strict JSON; NaN and infinities become null (read back as NaN for metrics)."""
-    if orjson is not None:
-        try:
-            return orjson.dumps(obj, default=_json_default, option=_ORJSON_OPTIONS).decode()
-        except (TypeError, orjson.JSONEncodeError):
-            pass  # e.g. an int beyond 64 bits: the json module copes
-    try:
-        return json.dumps(obj, separators=(",", ":"), allow_nan=False, default=_json_default)
-    except ValueError:
-        return json.dumps(finite_or_none(obj), separators=(",", ":"), allow_nan=False, default=_json_default)
-
-
-class IntTooLong(ValueError):
-    """An integer literal longer than :data:`MAX_INT_DIGITS` digits or outside the 64-bit range
-    :data:`workbench.core.domain.space.INT_RANGE` (raised while parsing)."""
-
-
-#: Integer literals of fewer digits always lie in the 64-bit range (-2**63 has 19, 2**64-1 has 20).
-_SAFE_INT_DIGITS = 18
-#: ``str.translate`` table: ASCII digits -> "0", "." kept, every other ASCII character -> " ".
-_DIGIT_MAP = str.maketrans({chr(c): "0" if chr(c).isdigit() else "." if c == 0x2E else " " for c in range(128)})
-_BYTE_DIGIT_MAP = bytes(0x30 if 0x30 <= c <= 0x39 else 0x2E if c == 0x2E else 0x20 for c in range(256))
-_LONG_RUN = "0" * (_SAFE_INT_DIGITS + 1)
-
-
-def _may_hold_long_int(text: str) -> bool:
-    """Whether ``text`` has a run of more than 18 digits that is not a fraction's digits.
-
-    orjson reads an integer beyond 64 bits as a float, silently; such a literal has at least 19
-    digits, so a text without such a run can be left to orjson. Digits after a "." (a float's
-    fraction) do not count; digits inside strings or exponents do (a false alarm costs only a
-    slower parse). A translate and a substring search: about a tenth of orjson's own time.
-    """
-    if text.isascii():
-        runs = text.translate(_DIGIT_MAP)
-        return runs.startswith(_LONG_RUN) or (" " + _LONG_RUN) in runs
-    marks = text.encode("utf-8", "surrogatepass").translate(_BYTE_DIGIT_MAP)
-    return marks.startswith(_LONG_RUN.encode()) or (" " + _LONG_RUN).encode() in marks
-
-
-def _bounded_int(text: str) -> int:
-    if len(text) <= _SAFE_INT_DIGITS:
-        return int(text)
-    digits = len(text.lstrip("-"))
-    if digits > MAX_INT_DIGITS:
-        raise IntTooLong(f"an integer with {digits:,} digits (at most {MAX_INT_DIGITS} are read)")
-    value = int(text)
-    if not int_in_range(value):
-        raise IntTooLong(f"the integer {_short(value)} does not fit 64 bits (-2**63 .. 2**64-1)")
-    return value
-
-
-def _loads(text: str) -> Any:
-    """Parse JSON (orjson when installed; the json module for NaN literals, error positions and
-    texts that may hold long integers).
-
-    Integers must fit 64 bits (slot values and problem parameters are limited to those, see
-    :data:`workbench.core.domain.space.INT_RANGE`), and both parsers read those exactly. orjson
-    would read a longer one as a float, turning a parameter into floats without a word, so a text
-    that may hold one goes to the json module, which refuses it (and refuses literals longer than
-    :data:`MAX_INT_DIGITS` digits before converting them: Python itself would refuse those beyond
-    4,300 digits with a traceback, and converting long ones is quadratic).
-    """
-    if orjson is not None and not _may_hold_long_int(text):
-        try:
-            value = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-        else:  # orjson reads twice as deep as the json module may: one limit, whichever reads it
-            return _within_depth(value)
-    return _within_depth(json.loads(text, parse_int=_bounded_int))
-
-
-def loads_bounded(text: str, object_pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None) -> Any:
-    """:func:`json.loads` with integers limited to :data:`MAX_INT_DIGITS` digits (for other file readers).
-    With ``object_pairs_hook`` (a reader that sees every object's keys, to refuse one given twice)
-    the json module reads it, in one pass; orjson has no such hook."""
-    if object_pairs_hook is not None:
-        return _within_depth(json.loads(text, parse_int=_bounded_int, object_pairs_hook=object_pairs_hook))
-    return _loads(text)
-
-
-#: The deepest nesting of arrays and objects the json module's readings keep. How deep it can read
-#: at all is the interpreter's (about 1,000 levels on Python 3.11, 1,500 on 3.12, 10,000 on 3.13,
-#: as a RecursionError, fewer when the reader is itself called deep in a stack), so a file one
-#: version read, and saved again, another refused; under this limit every version reads the same
-#: files, from any caller. orjson, which reads most sessions, would read 1,024 levels: its
-#: readings are held to this limit too, or a file of 600 levels opened or not by whether some
-#: unrelated text in it (a long run of digits) sent it to the json module.
-MAX_JSON_DEPTH = 512
-
-
-def _within_depth(value: Any) -> Any:
-    """``value`` (parsed JSON) when it nests at most :data:`MAX_JSON_DEPTH` levels, else the
-    RecursionError every reader reports as "nested too deeply". Walked a level at a time, without
-    recursion and only into the arrays and objects: every session read pays for it (46 ms of a
-    0.4 s read of 18,000 trials)."""
-    level = [value] if type(value) is dict or type(value) is list else []
-    depth = 1
-    while level:
-        if depth > MAX_JSON_DEPTH:
-            raise RecursionError("JSON nested too deeply")
-        below: list[Any] = []
-        for item in level:
-            children = item.values() if type(item) is dict else item
-            below.extend([child for child in children if type(child) is dict or type(child) is list])
-        level = below
-        depth += 1
-    return value
-
-
 def problem_key(problem: Mapping[str, Any]) -> str:
     """A stable text key for a problem (canonical JSON: sorted names, no spaces), the same for
     equal problems whatever their order; used to group trials by the problem they ran at."""
@@ -448,10 +303,7 @@ def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _short(value: Any) -> str:
-    """``repr`` of a value from a file, shortened so that an error stays one readable line."""
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+_short = short_repr
 
 
 def _numbers(value: Any, where: str, fail: Fail) -> dict[str, float]:
@@ -668,7 +520,7 @@ def unrecordable(trial: Trial) -> str | None:
     latency of -5 ms was recorded, reported as the best and saved into a file that then never
     opened; a latency in text stopped the run; one of 0 ms was the best and reopened as a failure."""
     try:
-        record = _loads(_dumps(trial_to_dict(trial)))
+        record = loads_checked(dumps_strict(trial_to_dict(trial)))
         back = trial_from_dict(record, "its record", session_failer("the measurement")).measurement
     except (WorkbenchError, ValueError, TypeError, OverflowError, RecursionError, AttributeError) as exc:
         return str(exc) or type(exc).__name__
@@ -1134,7 +986,7 @@ def session_path_of(path: str | os.PathLike[str]) -> Path:
 
 def _header_text(session: Session) -> str:
     """The header fields as the file holds them (indented JSON)."""
-    return json.dumps(session.header_dict(), indent=1, allow_nan=False, default=_json_default)
+    return json.dumps(session.header_dict(), indent=1, allow_nan=False, default=json_default)
 
 
 #: Search spaces (by identity) whose stored form was already read back once: a space does not
@@ -1142,7 +994,7 @@ def _header_text(session: Session) -> str:
 _SPACES_READ_BACK: dict[int, "weakref.ref[SearchSpace]"] = {}
 
 
-def _check_header_loads(session: Session, head: str) -> Session:
+def _check_headerloads_checked(session: Session, head: str) -> Session:
     """Read ``head`` (the header of ``session``) back as :func:`load_session` would, with the same
     parser and validators, trials aside: a field that cannot be read back (an integer beyond 64 bits,
     a name too long) is refused here, before the write, rather than leaving a file nothing can open.
@@ -1164,7 +1016,7 @@ def _write_document(f: IO[str], session: Session, trials: list[Trial], head: str
     f.write(head[:-2])  # drop the closing "\n}"
     if trials:
         f.write(',\n "trials": [\n')
-        f.write(",\n".join(map(_dumps, map(trial_to_dict, trials))))
+        f.write(",\n".join(map(dumps_strict, map(trial_to_dict, trials))))
         f.write("\n ]\n}\n")
     else:
         f.write(',\n "trials": []\n}\n')
@@ -1180,7 +1032,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     trials = list(session.trials)  # a snapshot: the engine may append while we write
     try:  # never write a file that load_session would refuse: the file there stays as it was
         head = _header_text(session)
-        read_back = _check_header_loads(session, head)
+        read_back = _check_headerloads_checked(session, head)
         _check_trials(session, "cannot save session", trials)
     except SessionFormatError as exc:
         raise WorkbenchError(f"{p}: {exc}") from None
@@ -1212,7 +1064,7 @@ def _journal_of(jp: Path, session: "Session") -> bool:
         return False
     try:
         # (with a byte-order mark, as a load reads it: kept, it was merged again over the next save)
-        header = _loads(first.decode("utf-8").removeprefix("\ufeff"))
+        header = loads_checked(first.decode("utf-8").removeprefix("\ufeff"))
     except (ValueError, UnicodeDecodeError, RecursionError):
         return False
     if type(header) is not dict:
@@ -1243,7 +1095,7 @@ def _parse_json(text: str, source: str) -> Any:
     if not text.strip():
         raise SessionFormatError(f"{source}: the file is empty")
     try:
-        return _loads(text)
+        return loads_checked(text)
     except json.JSONDecodeError as exc:
         raise SessionFormatError(
             f"{source}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
@@ -1304,7 +1156,7 @@ def read_journal(path: str | os.PathLike[str]) -> tuple[dict[str, Any] | None, l
         if not line.strip():
             continue
         try:
-            rec = _loads(line)
+            rec = loads_checked(line)
         except (json.JSONDecodeError, RecursionError, IntTooLong):
             if number - 1 == last:  # no newline after it: a write cut short
                 break
@@ -1542,7 +1394,7 @@ class Journal:
 
     def start(self, session: Session) -> None:
         """Begin journalling: header plus the trials already in the session, atomically."""
-        header = _dumps(session.header_dict())
+        header = dumps_strict(session.header_dict())
         with self._lock:
             self._close()
             self._header = header
@@ -1550,7 +1402,7 @@ class Journal:
             def write(f: IO[str]) -> None:
                 f.write(header + "\n")
                 for trial in session.trials:
-                    f.write(_dumps(trial_to_dict(trial)) + "\n")
+                    f.write(dumps_strict(trial_to_dict(trial)) + "\n")
 
             try:
                 atomic_write(self.path, write)
@@ -1563,7 +1415,7 @@ class Journal:
 
     def append(self, trial: Trial) -> None:
         """Record one finished trial durably."""
-        line = _dumps(trial_to_dict(trial)) + "\n"
+        line = dumps_strict(trial_to_dict(trial)) + "\n"
         with self._lock:
             if self._file is None:
                 raise WorkbenchError(f"{self.path}: journal not started")
@@ -1598,7 +1450,7 @@ class Journal:
                                  "is left as it is, and the run's trials are in its session only") from None
         self._file.write(self._header + "\n")
         for kept in trials:
-            self._file.write(_dumps(trial_to_dict(kept)) + "\n")
+            self._file.write(dumps_strict(trial_to_dict(kept)) + "\n")
         self._indices = {t.index for t in trials}
         self._removed = False
         return bool(trials)

@@ -64,10 +64,9 @@ from workbench.core.domain.session import (
     checked_problem,
     decode_session,
     session_failer,
-    IntTooLong,
-    loads_bounded,
     problem_key,
 )
+from workbench.core.domain.bounded_json import IntTooLong, loads_bounded
 from workbench.core.domain.sizes import problems_of
 from workbench.core.domain.space import SearchSpace, Slot, Value
 
