@@ -1096,3 +1096,19 @@ def test_a_one_value_flag_given_twice_with_two_values_is_refused_naming_both(cli
     assert done.returncode == 0, done.stderr
     shown = cli("show", out, "--json", "--max-latency-ms", "1", "--max-latency-ms", "1.0")
     assert shown.returncode == 0 and json.loads(shown.stdout)["constraints"]["max_latency_ms"] == 1.0
+
+
+def test_an_output_that_is_a_symbolic_link_loop_is_one_line(cli, tmp_path) -> None:
+    """``tune --resume S --out L`` with L a link loop: the check that the output is not the session
+    itself resolved L and raised RuntimeError ("Symlink loop"), a traceback; it is the refusal a
+    new session's --out gives such a name."""
+    from workbench.core.io.output_files import same_place
+
+    session = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--strategy", "grid", "--budget", "2",
+               "--executor", "inline", "--quiet", "--out", session).returncode == 0
+    (tmp_path / "l1").symlink_to(tmp_path / "l2")
+    (tmp_path / "l2").symlink_to(tmp_path / "l1")
+    assert not same_place(tmp_path / "l1", session)
+    said = cli("tune", "--resume", session, "--out", tmp_path / "l1", "--budget", "3", "--executor", "inline", "--quiet")
+    assert said.returncode == 2 and "is a symbolic link" in said.stderr and "Traceback" not in said.stderr, said.stderr

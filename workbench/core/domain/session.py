@@ -994,7 +994,7 @@ def _header_text(session: Session) -> str:
 _SPACES_READ_BACK: dict[int, "weakref.ref[SearchSpace]"] = {}
 
 
-def _check_headerloads_checked(session: Session, head: str) -> Session:
+def _check_header_loads(session: Session, head: str) -> Session:
     """Read ``head`` (the header of ``session``) back as :func:`load_session` would, with the same
     parser and validators, trials aside: a field that cannot be read back (an integer beyond 64 bits,
     a name too long) is refused here, before the write, rather than leaving a file nothing can open.
@@ -1032,7 +1032,7 @@ def save_session(session: Session, path: str | os.PathLike[str], *, keep_journal
     trials = list(session.trials)  # a snapshot: the engine may append while we write
     try:  # never write a file that load_session would refuse: the file there stays as it was
         head = _header_text(session)
-        read_back = _check_headerloads_checked(session, head)
+        read_back = _check_header_loads(session, head)
         _check_trials(session, "cannot save session", trials)
     except SessionFormatError as exc:
         raise WorkbenchError(f"{p}: {exc}") from None

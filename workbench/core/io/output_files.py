@@ -233,7 +233,12 @@ def same_file(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
 def same_place(a: str | os.PathLike[str], b: str | os.PathLike[str]) -> bool:
     """Whether ``a`` and ``b`` name one file, existing (a link, another spelling) or not yet (the
     same path once resolved): an output about to be written over an input, before it exists."""
-    return same_file(a, b) or Path(a).resolve() == Path(b).resolve()
+    if same_file(a, b):
+        return True
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except (OSError, RuntimeError):  # (a symbolic link loop: RuntimeError before Python 3.13)
+        return False
 
 
 def prepare_output(
