@@ -43,9 +43,13 @@ class CardText(QLabel):
     """The card's selectable text, whose copies leave out the invisible breaks :func:`breakable`
     adds: pasted into code, a slot name with one inside would not be the name."""
 
+    def copied(self) -> str:
+        """The selected text as a copy takes it: without the breaks."""
+        return self.selectedText().replace(_BREAK, "")
+
     def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
         if event.matches(QKeySequence.StandardKey.Copy) and self.hasSelectedText():
-            QApplication.clipboard().setText(self.selectedText().replace(_BREAK, ""))
+            QApplication.clipboard().setText(self.copied())
             event.accept()
             return
         super().keyPressEvent(event)
@@ -54,13 +58,13 @@ class CardText(QLabel):
         super().mouseReleaseEvent(event)
         clipboard = QApplication.clipboard()
         if clipboard.supportsSelection() and self.hasSelectedText():
-            clipboard.setText(self.selectedText().replace(_BREAK, ""), QClipboard.Mode.Selection)
+            clipboard.setText(self.copied(), QClipboard.Mode.Selection)
 
     def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # Qt override
         menu = QMenu(self)
         copy = menu.addAction("Copy")
         copy.setEnabled(self.hasSelectedText())
-        copy.triggered.connect(lambda: QApplication.clipboard().setText(self.selectedText().replace(_BREAK, "")))
+        copy.triggered.connect(lambda: QApplication.clipboard().setText(self.copied()))
         menu.addAction("Select All").triggered.connect(self.select_all)
         menu.exec(event.globalPos())
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from PySide6.QtCore import QLocale
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QDoubleSpinBox, QLineEdit
+from PySide6.QtWidgets import QDoubleSpinBox
 
 
 #: A number whose commas may separate thousands: a first group of 1 to 3 digits not led by 0.
@@ -43,7 +43,7 @@ class DecimalBox(QDoubleSpinBox):
         # the value is taken on Enter or on leaving the box, not at each key; a text refused then
         # puts back the value from before the typing (``1,0`` on the way to ``1,000`` is no value).
         # Whatever reads the box on a key of its own (F5's Start) takes a typed value first:
-        # see commit_typed_value.
+        # see gui/window_runs.py's commit_typed_value.
         self.setKeyboardTracking(False)
 
     def read_typed(self, text: str) -> str | None:
@@ -70,17 +70,3 @@ class DecimalBox(QDoubleSpinBox):
     def valueFromText(self, text: str) -> float:  # Qt override
         return super().valueFromText(self.read_typed(text) or text)
 
-
-def commit_typed_value() -> None:
-    """Take what is typed into the field that has the keyboard focus, as Enter would: a key that
-    acts on the fields' values (F5 starts a run) does not move the focus, and a pace, a weight or
-    a constraint typed just before it was not read (the run got the objective from before the
-    typing, and the panel then showed one it did not get)."""
-    focused = QApplication.focusWidget()
-    widget = focused
-    while widget is not None and not isinstance(widget, QAbstractSpinBox):
-        widget = widget.parentWidget()
-    if isinstance(widget, QAbstractSpinBox):
-        widget.interpretText()
-    elif isinstance(focused, QLineEdit):  # (a weight, the constraints' text: taken on editingFinished)
-        focused.editingFinished.emit()

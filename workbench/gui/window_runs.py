@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QLineEdit, QMessageBox
 
 from workbench.backends.base import PACED_BACKENDS
 from workbench.core.fs import resolved
@@ -98,8 +98,6 @@ class WindowRuns(WindowFiles):
 
     # --- runs ----------------------------------------------------------------------------------
     def _on_start(self) -> None:
-        from workbench.gui.decimal_box import commit_typed_value
-
         commit_typed_value()  # (F5 leaves the focus in the box typed into: what it shows is what runs)
         try:
             self.start_run(self.toolbar.request())
@@ -875,3 +873,18 @@ def _continued_note(n: int, before: str, strategy: str, sizes: int = 1, ended: b
     count = f"continued this session, {counted(n, 'trial')} now" if ended else \
         f"continuing this session: {counted(n, 'trial')} so far"
     return f"{count}{switch}; {shown}; File > New session starts a fresh one"
+
+
+def commit_typed_value() -> None:
+    """Take what is typed into the field that has the keyboard focus, as Enter would: a key that
+    acts on the fields' values (F5 starts a run) does not move the focus, and a pace, a weight or
+    a constraint typed just before it was not read (the run got the objective from before the
+    typing, and the panel then showed one it did not get)."""
+    focused = QApplication.focusWidget()
+    widget = focused
+    while widget is not None and not isinstance(widget, QAbstractSpinBox):
+        widget = widget.parentWidget()
+    if isinstance(widget, QAbstractSpinBox):
+        widget.interpretText()
+    elif isinstance(focused, QLineEdit):  # (a weight, the constraints' text: taken on editingFinished)
+        focused.editingFinished.emit()

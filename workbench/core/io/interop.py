@@ -1014,13 +1014,8 @@ def recorded_value(session_integers: Mapping[str, set[float]], name: str, value:
 
 
 def recorded_integers(session: Session) -> dict[str, set[float]]:
-    """Per float slot, the values the recording held as integers (see :func:`recorded_value`)."""
-    return _integer_values(session)
-
-
-def _integer_values(session: Session) -> dict[str, set[float]]:
     """The values an import read as floats from integers, per parameter (:data:`INTEGER_VALUES`),
-    as a file may hold them: only whole numbers of a float slot."""
+    as a file may hold them: only whole numbers of a float slot (see :func:`recorded_value`)."""
     stored = _kt_facts(session).get(INTEGER_VALUES)
     if not isinstance(stored, dict):
         return {}
@@ -1116,7 +1111,7 @@ def render_kt_cache(session: Session, notes: list[str] | None = None) -> tuple[s
         raise WorkbenchError(f"{session.kernel}: slot {clash[0]!r} has the name of a field of every Kernel Tuner "
                              f"record ({', '.join(sorted(_RECORD_FIELDS))}), so its values and the measurements "
                              "would overwrite each other in the cache; export CSV instead")
-    integers = _integer_values(session)
+    integers = recorded_integers(session)
 
     def as_recorded(name: str, value: Any) -> Any:
         return int(value) if name in integers and value in integers[name] else value
@@ -1298,7 +1293,7 @@ def render_csv(session: Session, notes: list[str] | None = None) -> str:
     (:func:`_unique_headings`); ``notes`` gets each one renamed so.
     """
     names = _slot_names(session)
-    integers = _integer_values(session)  # (a recording's whole numbers, as it held them)
+    integers = recorded_integers(session)  # (a recording's whole numbers, as it held them)
     problems = problems_of(session)
     varying = [n for n in problems[0] if len({problem_key({n: p.get(n)}) for p in problems}) > 1] \
         if len(problems) > 1 else []
