@@ -254,3 +254,64 @@ def test_a_zero_latency_built_in_memory_does_not_break_the_cross_matrix() -> Non
                       problem={"n": 8, "dtype": "f32"}))
     m = cross_matrix(size_rows(session))
     assert m[0, 0] == 1.0 and m.shape == (3, 3)
+
+
+# --- one rule for what tells sizes apart (core/domain/sizes.py telling_parameters) ------------------
+
+
+def test_the_parameters_that_tell_sizes_apart_include_switches_text_and_missing_names() -> None:
+    from workbench.core.domain.sizes import size_parameters, telling_parameters
+
+    problems = [{"n": 4096, "flag": False, "dtype": "f32", "a": 2.0},
+                {"n": 4096, "flag": True, "dtype": "f16", "a": 2.0},
+                {"n": 65536, "flag": False, "dtype": "f32", "a": 2.0, "extra": 1}]
+    assert telling_parameters(problems) == ["n", "flag", "dtype", "extra"]  # a, the same everywhere, is not
+    assert size_parameters(problems) == ["n"]  # the numbers every size has: the axes
+    assert telling_parameters([{"n": 1}, {"n": 1.0}]) == ["n"]  # two keys, so two names
+    assert telling_parameters([{"b": True}, {"b": 1}]) == ["b"]
+    assert telling_parameters([{"n": 1, "m": 2}]) == []
+
+
+def test_a_sweep_over_a_switch_names_each_size_apart_and_draws_a_series_per_value() -> None:
+    """A sweep over n and a switch named two sizes ``n=4096``: only numbers named sizes."""
+    from workbench.core.domain.size_analysis import size_layout, size_rows
+    from workbench.core.domain.space import Config
+
+    session = Session(kernel="k", problem={"n": 4096, "flag": False})
+    index = 0
+    for n in (65536, 4096):
+        for flag in (True, False):
+            for x in (1, 2):
+                session.add(Trial(index, Config({"x": x}), Measurement(Status.OK, {"latency_ms": 1.0 + x + flag}),
+                                  problem={"n": n, "flag": flag}))
+                index += 1
+    rows = size_rows(session)
+    assert [r.label for r in rows] == ["n=4096, flag=false", "n=4096, flag=true",
+                                       "n=65536, flag=false", "n=65536, flag=true"]
+    layout = size_layout(rows)
+    assert layout.x_name == "n" and layout.series_names == ("flag",)
+    assert layout.series_labels == ("flag=false", "flag=true")
+    assert layout.series == ((0, 2), (1, 3))
+
+
+def test_a_file_without_a_problem_of_its_own_has_its_trials_problems_checked_against_the_first(tmp_path: Path) -> None:
+    """With ``"problem": {}`` nothing was checked: ``n`` as 1 in one trial and 1.0 in another made two
+    sizes that every place named ``n=1``, and a name some trials lacked made sizes named alike."""
+    session = make_session(4)
+    path = save_session(session, tmp_path / "s.json")
+    data = json.loads(path.read_text())
+    data["problem"] = {}
+    for record, problem in zip(data["trials"], ({"n": 1}, {"n": 1}, {"n": 1.0}, {"n": 2})):
+        record["problem"] = problem
+    path.write_text(json.dumps(data))
+    loaded = load_session(path)
+    assert [dict(p) for p in problems_of(loaded)] == [{"n": 1}, {"n": 2}]  # 1.0 read as the 1 of the first
+    data["trials"][2]["problem"] = {"n": 1, "dtype": "f16"}
+    path.write_text(json.dumps(data))
+    with pytest.raises(SessionFormatError, match=r"trials\[2\]\.problem: 'dtype' is not a parameter of the first "
+                                                 r"trial's problem"):
+        load_session(path)
+    data["trials"][2]["problem"] = {"n": "1"}
+    path.write_text(json.dumps(data))
+    with pytest.raises(SessionFormatError, match=r"trials\[2\]\.problem\.n: '1' is text, where the first trial's"):
+        load_session(path)

@@ -1199,3 +1199,44 @@ def test_a_sizes_best_among_equal_costs_is_the_faster_config() -> None:
     picked = best_configs(trials, 3, cost=lambda trial: trial.metric("memory_mb"))
     assert [t.index for t in picked] == [1, 2, 0]
     assert [t.index for t in best_configs(trials, 2)] == [1, 2]  # by latency, as before
+
+
+def test_sizes_that_differ_in_a_switch_are_named_apart_by_every_command(cli, tmp_path: Path) -> None:
+    """Sizes were named by their numbers alone: a sweep over n and a switch listed ``n=4096`` twice
+    in tune's lines, the window and a replay's refusal, which then asked for the n just given; and
+    export offered ``--at n=4096`` (which took the switch's own value silently) and a dispatch it
+    refuses."""
+    run = sweep(tmp_path / "switch.json", budget=2, sizes={"n": [4096, 8192]})
+    data = json.loads(Path(run.output).read_text())
+    data["problem"]["fast"] = False
+    for i, record in enumerate(data["trials"]):
+        record["problem"] = {**record["problem"], "fast": i % 2 == 1}
+    Path(run.output).write_text(json.dumps(data))
+
+    text = cli("show", str(run.output), "--trials").stdout
+    assert [line.split(":")[0] for line in text.splitlines() if line.startswith("size ")] == [
+        "size     n=4096, fast=false", "size     n=4096, fast=true", "size     n=8192, fast=false",
+        "size     n=8192, fast=true"]
+    assert "n=8192, fast=true  {" in text
+    line = one_line_error(cli("tune", "--replay", str(run.output), "--set", "n=4096", "--budget", "2",
+                              "--out", str(tmp_path / "r.json")))
+    assert "n=4096, fast=false; n=4096, fast=true" in line and "choose it with --set fast=VALUE" in line
+    replayed = cli("tune", "--replay", str(run.output), "--set", "n=4096", "--set", "fast=true", "--budget", "1",
+                   "--out", str(tmp_path / "r.json"), "--quiet")
+    assert replayed.returncode == 0, replayed.stderr
+    line = one_line_error(cli("export", str(run.output), "--out", str(tmp_path / "x.h")))
+    assert "--at n=4096 --at fast=false" in line and "--format dispatch" not in line
+
+
+def test_show_names_the_size_of_trials_at_the_sessions_own_problem(cli, tmp_path: Path) -> None:
+    """A session of one size continued with --sizes: its first trials carry no problem of their own,
+    and show --trials named their size ``n=None`` (and --json gave them none)."""
+    out = tmp_path / "one.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--set", "n=1024",
+               "--budget", "2", "--out", str(out), "--quiet").returncode == 0
+    assert cli("tune", "--resume", str(out), "--sizes", "n=4096", "--budget", "2", "--quiet").returncode == 0
+    text = cli("show", str(out), "--trials").stdout
+    assert "None" not in text
+    assert sum(" n=1024  {" in line for line in text.splitlines()) == 2
+    trials = json.loads(cli("show", str(out), "--trials", "--json").stdout)["trial_list"]
+    assert [t["problem"]["n"] for t in trials] == [1024, 1024, 4096, 4096]

@@ -617,3 +617,29 @@ def test_a_picture_of_the_sizes_tab_after_a_run_shows_the_run(window, qtbot):
     window.settle_views()
     assert "no session" not in window.size_view.status.text()
     assert "one problem size" in window.size_view.status.text(), window.size_view.status.text()
+
+
+def test_sizes_that_differ_in_a_switch_have_names_and_series_of_their_own(window, tmp_path):
+    """The size box listed a sweep over n and a switch as ``n=4096`` twice, and the size view drew
+    both switch values as one series with two points at each n."""
+    import json
+
+    path = tmp_path / "switch.json"
+    start_run(RunRequest(kernel="vector_add", backend="sim", strategy="random", budget=2, executor="inline",
+                         backend_options={"compile": "estimate"}, sizes={"n": [4096, 65536]}), path).run()
+    data = json.loads(path.read_text())
+    data["problem"]["fast"] = False
+    for i, record in enumerate(data["trials"]):
+        record["problem"] = {**record["problem"], "fast": i % 2 == 1}
+    path.write_text(json.dumps(data))
+    window.open_session(str(path))
+    picker = window.size_picker
+    assert [picker.itemText(i) for i in range(picker.count())] == [
+        "size: n=4096, fast=false", "size: n=4096, fast=true", "size: n=65536, fast=false", "size: n=65536, fast=true"]
+    picker.setCurrentIndex(1)
+    picker.activated.emit(1)
+    assert window.model.shown_size_label() == "n=4096, fast=true"
+    view = window.size_view
+    window.bottom_tabs.setCurrentWidget(view)
+    view.refresh()
+    assert view.layout_.series_labels == ("fast=false", "fast=true")

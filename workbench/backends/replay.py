@@ -146,18 +146,13 @@ def recording_sizes(recording: Any) -> tuple[list[str], str]:
     """The labels of the sizes ``recording`` was measured at (``n=4096``; a size of several
     parameters ``a=1, b=2``), and the separator that tells them apart (``"; "`` where a label has
     commas of its own)."""
-    from workbench.core.domain.size_analysis import in_plan_order, size_label
-    from workbench.core.domain.sizes import size_parameters, trials_by_problem
+    from workbench.core.domain.size_analysis import label_names, size_label
+    from workbench.core.domain.sizes import size_order_key, trials_by_problem
 
     problems = [dict(recording.problem_of(trials[0])) for trials in trials_by_problem(recording).values()]
-    names = in_plan_order(recording, size_parameters(problems))  # (the sweep's own first, as show orders them)
-
-    def smallest_first(problem: Mapping[str, Any]) -> tuple[tuple[int, Any], ...]:
-        # (as show lists a sweep's sizes: in the order measured, a size added later came last)
-        return tuple((0, float(v)) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
-                     for v in (problem.get(name) for name in names))
-
-    labels = [size_label(p, names) for p in sorted(problems, key=smallest_first)]
+    names = label_names(recording, problems)  # (the sweep's own first, as show orders them)
+    # smallest first (in the order measured, a size added to a sweep later came last)
+    labels = [size_label(p, names) for p in sorted(problems, key=lambda p: size_order_key(p, names))]
     return labels, "; " if any(", " in label for label in labels) else ", "
 
 
@@ -169,7 +164,8 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
     that ``chosen`` (``--set NAME=VALUE``) names, and without it is refused in one line listing the
     sizes, rather than mixing them under a problem nobody measured.
     """
-    from workbench.core.domain.sizes import size_parameters, trials_by_problem
+    from workbench.core.domain.session import problem_key
+    from workbench.core.domain.sizes import size_value_text, telling_parameters, trials_by_problem, typed_like
 
     groups = list(trials_by_problem(recording).values())
     problems = [dict(recording.problem_of(trials[0])) for trials in groups]
@@ -182,17 +178,20 @@ def recorded_trials(recording: Any, path: str, chosen: Mapping[str, Any] | None 
         raise WorkbenchError(f"--set {unknown[0]}: {what} (its problem parameters: {', '.join(known) or 'none'})")
     if chosen:
         matching = [i for i, problem in enumerate(problems)
-                    if all(name in problem and problem[name] == value for name, value in chosen.items())]
+                    if all(name in problem and problem_key({name: problem[name]}) == problem_key({name: value})
+                           for name, value in typed_like(problem, chosen).items())]
     else:
         matching = list(range(len(groups)))
     if len(matching) == 1:
         return groups[matching[0]], problems[matching[0]]
-    names = size_parameters(problems)
+    # the parameters that tell the sizes matching what was chosen apart, those not chosen first
+    telling = telling_parameters([problems[i] for i in matching] if matching else problems)
+    names = [n for n in telling if n not in (chosen or {})] or telling
     labels, between = recording_sizes(recording)
     sizes = between.join(labels[:8]) + (f"{between}..." if len(problems) > 8 else "")
     first = names[0] if names else "NAME"
     if not matching:
-        given = ", ".join(f"{k}={v}" for k, v in chosen.items()) if chosen else ""
+        given = ", ".join(f"{k}={size_value_text(v)}" for k, v in chosen.items()) if chosen else ""
         held = f"its one size: {sizes}" if len(problems) == 1 else f"its sizes: {sizes}"
         raise WorkbenchError(f"recording {path} has no trials at {given}; {held}")
     # a template: the window names its problem field where the command line says --set

@@ -23,7 +23,7 @@ from workbench.core.domain.assignments import parse_assignments
 from workbench.core.domain.figures import fmt
 from workbench.core.domain.measurement import Status, failure_counts
 from workbench.core.domain.records import provenance
-from workbench.core.domain.size_analysis import in_plan_order
+from workbench.core.domain.size_analysis import label_names, size_label
 from workbench.core.domain.sizes import typed_like
 from workbench.core.errors import WorkbenchError, counted, printable
 from workbench.core.model.quality import outputs_compared, unchecked_outputs_note
@@ -168,6 +168,8 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
             for i in objective.pareto(group)
         ]
     if with_trials:
+        # in a session of several sizes every trial says its size, its session's own too
+        mixed = any(t.problem is not None and dict(t.problem) != dict(session.problem) for t in trials)
         out["trial_list"] = [
             {
                 "index": t.index,
@@ -180,7 +182,7 @@ def summarise(session: Session, constraints: Any = None, weights: Any = None, wi
                 "resources_pending": _pending(t),
                 "worker": t.worker,
                 "details": dict(t.measurement.details),
-                **({"problem": dict(t.problem)} if t.problem is not None else {}),
+                **({"problem": dict(session.problem_of(t))} if t.problem is not None or mixed else {}),
             }
             for t in trials
         ]
@@ -451,21 +453,21 @@ def cmd_show(args: argparse.Namespace) -> int:
         print(f"pareto   {counted(len(summary['pareto']), 'feasible config')} "
               f"on the front of {', '.join(summary['objectives'])}"
               f"{per_size}")
+        # named as the size lines below name them
+        front_names = label_names(session, [p["problem"] for p in summary["pareto"] if "problem" in p])
         for point in summary["pareto"]:
             figures = "  ".join(f"{m} {fmt(point[m])}" for m in summary["objectives"] if point[m] is not None)
-            size = ", ".join(f"{k}={v}" for k, v in point["problem"].items()) + ": " if "problem" in point else ""
+            size = size_label(point["problem"], front_names) + ": " if "problem" in point else ""
             print(f"         {size}{figures}  {point['config']}")
     sizes = summary.get("sizes", ())
     # named as tune names them: by the parameters that differ between the sizes
-    varying = in_plan_order(session, [k for k in (sizes[0]["problem"] if sizes else {})
-                                      if len({repr(size["problem"].get(k)) for size in sizes}) > 1]
-                            or list(sizes[0]["problem"] if sizes else ()))
+    varying = label_names(session, [size["problem"] for size in sizes])
     for size in sizes:
         best = size["best"]
         estimated = " (resources estimated)" if best and best["resources_pending"] else ""
         figure = (f"best {fmt(best['latency_ms'])} ms{estimated}  {best['config']}" if best and best["latency_ms"] is not None
                   else f"nothing feasible: {size['why_none']}" if size.get("why_none") else "nothing succeeded")
-        label = ", ".join(f"{k}={size['problem'].get(k)}" for k in varying)
+        label = size_label(size["problem"], varying)
         early = f" (ended: {ENDED_WORDS.get(size['ended'], size['ended'])})" if size.get("ended") else ""
         print(f"size     {label}: {counted(size['trials'], 'trial')}{early}, {figure}")
     if summary.get("sweep", {}).get("note"):
@@ -482,11 +484,11 @@ def cmd_show(args: argparse.Namespace) -> int:
         for t in summary["trial_list"]:
             lat = fmt(t["latency_ms"])
             estimated = "  (resources estimated)" if t["resources_pending"] else ""
-            size_label = ""
+            sized_as = ""
             if sized:
-                problem = t.get("problem") or summary.get("problem") or {}
-                size_label = ", ".join(f"{k}={problem.get(k)}" for k in varying) + "  "
-            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {size_label}{t['config']}  "
+                problem = t.get("problem") or session.problem  # (none: the session's own)
+                sized_as = size_label(problem, varying) + "  "
+            print(f"{t['index']:>5} {t['status']:<14} {lat:>10}  {sized_as}{t['config']}  "
                   f"{printable(t['message'])}{estimated}")
     return 0
 

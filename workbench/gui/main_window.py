@@ -653,19 +653,20 @@ class MainWindow(WindowRuns):
 
     def _fill_size_picker(self) -> None:
         """List the session's sizes (shown only for a sweep) with the size shown selected."""
-        from workbench.core.domain.size_analysis import in_plan_order, size_label
-        from workbench.core.domain.sizes import size_parameters
+        from workbench.core.domain.session import problem_key
+        from workbench.core.domain.size_analysis import label_names, size_label
+        from workbench.core.domain.sizes import size_order_key
 
         problems = self.model.problems()
         shown = self.model.shown_problem()
         session = self.model.session
         # the sweep's own order, as tune and show list its sizes (the first --sizes name slowest)
-        names = in_plan_order(session, size_parameters(problems)) if session is not None else size_parameters(problems)
+        names = label_names(session, problems)
         self.size_picker.blockSignals(True)
         self.size_picker.clear()
-        for problem in sorted(problems, key=lambda p: tuple(float(p[n]) for n in names)):
+        for problem in sorted(problems, key=lambda p: size_order_key(p, names)):
             self.size_picker.addItem("size: " + size_label(problem, names), problem)
-            if problem == shown:
+            if shown is not None and problem_key(problem) == problem_key(shown):
                 self.size_picker.setCurrentIndex(self.size_picker.count() - 1)
         self.size_picker.blockSignals(False)
         self.size_picker.setVisible(shown is not None)

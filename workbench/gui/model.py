@@ -195,10 +195,9 @@ class SessionModel:
         shown = self.shown_problem()
         if shown is None or self.session is None:
             return ""
-        from workbench.core.domain.size_analysis import in_plan_order, size_label
-        from workbench.core.domain.sizes import size_parameters
+        from workbench.core.domain.size_analysis import label_names, size_label
 
-        return size_label(shown, in_plan_order(self.session, size_parameters(self.problems())))
+        return size_label(shown, label_names(self.session, self.problems()))
 
     def show_problem(self, problem: dict[str, Any]) -> None:
         """Show the trials of ``problem`` (one of :meth:`problems`): everything is re-derived, as for

@@ -240,14 +240,13 @@ class WindowFiles(WindowExports):
         ``show`` and ``export`` name no size: the status bar says which size is shown and that the
         size box picks another, so a recommendation or an export is not taken for the sweep's."""
         from workbench.core.domain.session import problem_key
-        from workbench.core.domain.size_analysis import in_plan_order, size_label
-        from workbench.core.domain.sizes import size_parameters
+        from workbench.core.domain.size_analysis import label_names, size_label
 
         shown, problems = self.model.shown_problem(), self.model.problems()
         self._clear_size_shown()
         if shown is None or problem_key(session.problem) in {problem_key(p) for p in problems}:
             return
-        label = size_label(shown, in_plan_order(session, size_parameters(problems)))
+        label = size_label(shown, label_names(session, problems))
         last = problem_key(shown) == problem_key(problems[-1])
         which = "the size added last" if last else "the last size added that has a feasible config"
         self._size_shown_said = (f"a sweep of {len(problems)} sizes: showing {label}, {which}; the size box "

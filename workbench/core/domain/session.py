@@ -47,7 +47,7 @@ import weakref
 import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, Any, Callable, Iterator, Mapping, NoReturn, cast
+from typing import IO, Any, Callable, Iterator, Mapping, NoReturn, Sequence, cast
 
 
 try:  # optional speed-up: builds the ids of the configs a large session holds several times faster
@@ -696,7 +696,8 @@ def decode_session(data: Any, source: str) -> Session:
         fail("trials", f"expected a list, got {_type_name(raw_trials)}")
     names = frozenset(space.names) if space is not None else None
     trials = [trial_from_dict(rec, f"trials[{i}]", fail, names) for i, rec in enumerate(raw_trials)]
-    trials = [_at_problem_types(trial, problem) for trial in trials]
+    reference = _reference_problem(problem, trials)
+    trials = [_at_problem_types(trial, reference) for trial in trials]
     session = Session(
         kernel=kernel,
         kind=kind,
@@ -735,6 +736,16 @@ def _check_sweep_plan(session: Session, source: str) -> None:
             raise SessionFormatError(f"{source}: {exc}") from None
 
 
+def _reference_problem(problem: Mapping[str, Any], trials: Sequence[Trial]) -> Mapping[str, Any]:
+    """What every trial's problem is checked against: the session's, or where the session has none
+    (a hand-written file's ``"problem": {}``) its first trial's. Without it such a file held ``n`` as
+    1 in one trial and 1.0 in another, or ``dtype`` in some trials only: sizes nothing could tell
+    apart by name, or choose."""
+    if problem:
+        return problem
+    return next((t.problem for t in trials if t.problem), problem)
+
+
 def _at_problem_types(trial: Trial, problem: Mapping[str, Any]) -> Trial:
     """``trial`` with each number of its problem written as the session's problem writes that
     parameter's (4096 for 4096.0 where the session has the integer 4096, 2.0 for 2 where it has a
@@ -761,6 +772,8 @@ def _check_trials(session: Session, source: str, trials: list[Trial] | None = No
     space = session.space
     names = frozenset(space.names) if space is not None else None
     trials = session.trials if trials is None else trials
+    reference = _reference_problem(session.problem, trials)
+    whose = "the session's problem" if session.problem else "the first trial's problem"
     for i, trial in enumerate(trials):
         if trial.index in seen:
             raise SessionFormatError(f"{source}: trials[{i}].index: {trial.index} appears twice")
@@ -768,15 +781,15 @@ def _check_trials(session: Session, source: str, trials: list[Trial] | None = No
         if names is not None and trial.config.keys() != names:
             problem = _slot_problem(trial.config, names)
             raise SessionFormatError(f"{source}: trials[{i}].config: {problem}")
-        if trial.problem is not None and session.problem and trial.problem.keys() != session.problem.keys():
-            raise SessionFormatError(f"{source}: trials[{i}].problem: {_problem_mismatch(trial.problem, session.problem)}")
-        if trial.problem is not None and session.problem:
+        if trial.problem is not None and reference and trial.problem.keys() != reference.keys():
+            raise SessionFormatError(f"{source}: trials[{i}].problem: {_problem_mismatch(trial.problem, reference, whose)}")
+        if trial.problem is not None and reference:
             for name, value in trial.problem.items():
-                if _value_kind(value) != _value_kind(session.problem[name]):
+                if _value_kind(value) != _value_kind(reference[name]):
                     # "4096" beside 4096 would make a size of its own, listed and exported apart
                     raise SessionFormatError(f"{source}: trials[{i}].problem.{name}: {value!r} is "
-                                             f"{_value_kind(value)}, where the session's problem has "
-                                             f"{_value_kind(session.problem[name])}")
+                                             f"{_value_kind(value)}, where {whose} has "
+                                             f"{_value_kind(reference[name])}")
     if space is not None and not _all_in_domains(space, [t.config for t in trials]):
         fail = session_failer(source)
         for i, trial in enumerate(trials):  # find and name the first offending value
@@ -790,11 +803,11 @@ def _value_kind(value: Any) -> str:
     return "a number" if isinstance(value, (int, float)) else "text"
 
 
-def _problem_mismatch(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> str:
+def _problem_mismatch(theirs: Mapping[str, Any], ours: Mapping[str, Any], whose: str = "the session's problem") -> str:
     missing = sorted(ours.keys() - theirs.keys())
     if missing:
         return f"has no value for problem parameter {_short(missing[0])}"
-    return f"{_short(sorted(theirs.keys() - ours.keys())[0])} is not a parameter of the session's problem"
+    return f"{_short(sorted(theirs.keys() - ours.keys())[0])} is not a parameter of {whose}"
 
 
 def _all_in_domains(space: SearchSpace, configs: list[Config]) -> bool:

@@ -24,7 +24,8 @@ from workbench.core.errors import WorkbenchError, counted
 from workbench.core.domain.measurement import Status, Trial, failure_counts
 from workbench.core.domain.search_objective import INFEASIBLE
 from workbench.core.domain.session import Session, problem_key
-from workbench.core.domain.sizes import best_configs, size_parameters, sweep_plan, trials_by_problem
+from workbench.core.domain.sizes import (best_configs, size_order_key, size_parameters, size_value_text, sweep_plan,
+                                         telling_parameters, trials_by_problem)
 from workbench.core.domain.space import Config, SearchSpace
 
 Cost = Callable[[Trial], float]
@@ -50,22 +51,10 @@ class SizeRow:
 
 
 def size_label(problem: Mapping[str, Any], names: Sequence[str]) -> str:
-    """``n=1048576`` (the size parameters only; all of them when none varies)."""
+    """``n=1048576`` (the parameters that tell the sizes apart, :func:`label_names`; all of them
+    when none does)."""
     shown = names or list(problem)
-    return ", ".join(f"{n}={_compact(problem[n])}" for n in shown if n in problem)
-
-
-def _compact(value: Any) -> str:
-    """A size's value as every other place writes it: a float as the shortest text that reads back
-    as it (``1.0``, ``1048576.0``), where ``{:g}`` made 1.0 read as the int 1 and 1048576.0 as
-    ``1.04858e+06``."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return str(value)
-    return repr(float(value)) if isinstance(value, float) else str(value)
-
-
-def _order_key(problem: Mapping[str, Any], names: Sequence[str]) -> tuple[Any, ...]:
-    return tuple(float(problem[n]) for n in names)
+    return ", ".join(f"{n}={size_value_text(problem[n])}" for n in shown if n in problem)
 
 
 def in_plan_order(session: Session, names: list[str]) -> list[str]:
@@ -79,6 +68,14 @@ def in_plan_order(session: Session, names: list[str]) -> list[str]:
     return swept + [n for n in names if n not in swept]
 
 
+def label_names(session: Session | None, problems: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The parameters a size's name shows, the sweep's own first: every one that tells two of
+    ``problems`` apart (:func:`~workbench.core.domain.sizes.telling_parameters`). The size picker,
+    the size view, ``show``, ``tune``'s end lines and a replay's sizes all name sizes by it."""
+    names = telling_parameters(problems)
+    return in_plan_order(session, names) if session is not None else names
+
+
 def size_rows(session: Session, cost: Cost | None = None) -> list[SizeRow]:
     """Every size with trials, ordered by its size parameters (smallest first), with its best
     feasible trial by ``cost`` (latency by default; an objective's cost ranks a trial that misses
@@ -88,8 +85,8 @@ def size_rows(session: Session, cost: Cost | None = None) -> list[SizeRow]:
         cost = _feasible_only(cost)
     groups = trials_by_problem(session)
     problems = {key: session.problem_of(trials[0]) for key, trials in groups.items()}
-    names = in_plan_order(session, size_parameters(list(problems.values())))
-    order = sorted(groups, key=lambda k: _order_key(problems[k], names))
+    names = label_names(session, list(problems.values()))
+    order = sorted(groups, key=lambda k: size_order_key(problems[k], names))
     rows = []
     for key in order:
         trials = groups[key]
@@ -115,20 +112,25 @@ class SizeLayout:
 
 
 def size_layout(rows: Sequence[SizeRow]) -> SizeLayout:
-    """The x axis and the series of :class:`SizeLayout` for ``rows`` (as :func:`size_rows` orders them)."""
-    names = size_parameters([r.problem for r in rows])
+    """The x axis and the series of :class:`SizeLayout` for ``rows`` (as :func:`size_rows` orders them).
+    A parameter that tells sizes apart but is no number (a data type, a switch) makes series too."""
+    problems = [r.problem for r in rows]
+    telling = telling_parameters(problems)
+    names = size_parameters(problems)
     if not names:
-        return SizeLayout("size", np.arange(1, len(rows) + 1, dtype=float), (), (tuple(range(len(rows))),), ("",), ())
+        return SizeLayout("size", np.arange(1, len(rows) + 1, dtype=float), (), (tuple(range(len(rows))),), ("",),
+                          tuple(telling))
     counts = {n: len({float(r.problem[n]) for r in rows}) for n in names}
     x_name = max(reversed(names), key=lambda n: counts[n])  # ties: the last named (a grid's inner loop)
-    others = tuple(n for n in names if n != x_name)
-    groups: dict[tuple[float, ...], list[int]] = {}
+    others = tuple(n for n in telling if n != x_name)
+    groups: dict[tuple[tuple[int, Any], ...], list[int]] = {}
     for i, row in enumerate(rows):
-        groups.setdefault(tuple(float(row.problem[n]) for n in others), []).append(i)
+        groups.setdefault(size_order_key(row.problem, others), []).append(i)
     x = np.array([float(r.problem[x_name]) for r in rows])
     series = tuple(tuple(sorted(members, key=lambda i: x[i])) for _, members in sorted(groups.items()))
-    labels = tuple(", ".join(f"{n}={rows[members[0]].problem[n]}" for n in others) for members in series)
-    return SizeLayout(x_name, x, others, series, labels, tuple(names))
+    labels = tuple(size_label({n: v for n, v in rows[members[0]].problem.items() if n in others}, others)
+                   for members in series)
+    return SizeLayout(x_name, x, others, series, labels, tuple(telling))
 
 
 @dataclass(frozen=True)
@@ -298,5 +300,5 @@ def size_lines(session: Session, cost: Cost | None = None) -> list[str]:
     return lines
 
 
-__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "in_plan_order", "invalid_cells", "missing_cells", "valid_at", "SizeLayout", "size_label", "size_layout",
+__all__ = ["Band", "SizeRow", "cross_matrix", "distinct_winners", "in_plan_order", "invalid_cells", "label_names", "missing_cells", "valid_at", "SizeLayout", "size_label", "size_layout",
            "size_lines", "size_rows", "winner_bands"]

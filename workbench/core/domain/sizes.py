@@ -35,7 +35,7 @@ from workbench.core.domain.space import Config, Value
 
 __all__ = ["problems_of", "trials_by_problem", "SweepPlan", "parse_sizes", "parse_sizes_text",
            "size_grid", "typed_like", "sweep_plan", "set_sweep_plan", "size_distance", "nearest_problems", "best_configs",
-           "warm_start_configs", "size_parameters", "remeasurable", "SweepProgress", "sweep_progress", "EARLY_ENDS"]
+           "warm_start_configs", "size_parameters", "telling_parameters", "size_value_text", "size_order_key", "remeasurable", "SweepProgress", "sweep_progress", "EARLY_ENDS"]
 
 #: How a size's run ends by its own rule before the plan's evaluations per size: no improvement in
 #: ``--patience`` evaluations, its time limit, or a space with nothing left to measure.
@@ -176,13 +176,7 @@ def parse_sizes_text(text: str, flag: str = "sizes") -> dict[str, list[Value]]:
 
 def format_sizes(sizes: Mapping[str, Sequence[Value]]) -> str:
     """The inverse of :func:`parse_sizes_text`, for showing a plan in the sizes field."""
-    return "; ".join(f"{name}={','.join(_text(v) for v in values)}" for name, values in sizes.items())
-
-
-def _text(value: Value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    return "; ".join(f"{name}={','.join(size_value_text(v) for v in values)}" for name, values in sizes.items())
 
 
 def typed_like(problem: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
@@ -335,7 +329,7 @@ class SweepProgress:
 
     def _named(self, problem: Mapping[str, Any]) -> str:
         """A size by the parameters the plan sweeps (``rows=512``)."""
-        return ", ".join(f"{k}={_text(problem[k])}" for k in self.plan.sizes if k in problem)
+        return ", ".join(f"{k}={size_value_text(problem[k])}" for k in self.plan.sizes if k in problem)
 
     def text(self) -> str:
         """``2 of 4 planned sizes lack evaluations (10 each): rows=512 has 3, rows=4096 and
@@ -403,17 +397,55 @@ def set_sweep_plan(session: Session, plan: SweepPlan) -> None:
 # ------------------------------------------------------------------------------------------------
 
 
+def telling_parameters(problems: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The parameters whose values tell some of ``problems`` apart, in the order first named: a
+    size's numbers, and as well a data type, a switch or a parameter some problems lack. Two
+    problems are two sizes exactly when :func:`~workbench.core.domain.session.problem_key` tells
+    them apart, so naming a size by these never gives two sizes one name (a sweep over a switch
+    listed ``n=4096`` twice where only its numbers named sizes)."""
+    names = list(dict.fromkeys(name for problem in problems for name in problem))
+    return [name for name in names
+            if len({problem_key({name: p[name]}) if name in p else "" for p in problems}) > 1]
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def size_parameters(problems: Sequence[Mapping[str, Any]]) -> list[str]:
-    """The numeric parameters whose values differ between ``problems``: the size axes."""
-    if not problems:
-        return []
-    names = [n for n in problems[0] if all(n in p for p in problems)]
-    out = []
+    """The telling parameters (:func:`telling_parameters`) that are a number in every problem: the
+    axes sizes are measured along (the distance between sizes, a chart's x axis, a dispatch's key)."""
+    return [name for name in telling_parameters(problems) if all(name in p and _is_number(p[name]) for p in problems)]
+
+
+def size_value_text(value: Any) -> str:
+    """A problem value as a size's name writes it, and as it is typed back (``--set``, ``--at``): a
+    switch ``true``/``false``, a float the shortest text that reads back as it (``1.0``,
+    ``1048576.0``; ``{:g}`` made 1.0 read as the int 1 and 1048576.0 as ``1.04858e+06``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def size_order_key(problem: Mapping[str, Any], names: Sequence[str]) -> tuple[tuple[int, Any], ...]:
+    """Sorts sizes along ``names``: numbers by value, then other values by their text, a parameter a
+    problem lacks last."""
+    out: list[tuple[int, Any]] = []
     for name in names:
-        values = [p[name] for p in problems]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values) and len(set(values)) > 1:
-            out.append(name)
-    return out
+        if name not in problem:
+            out.append((2, ""))
+            continue
+        value = problem[name]
+        out.append((0, _as_float(value)) if _is_number(value) else (1, size_value_text(value)))
+    return tuple(out)
+
+
+def _as_float(value: int | float) -> float:
+    """A number to sort by; an integer past a float's range (a hand-written file's) at its end."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def _log(value: Any) -> float:

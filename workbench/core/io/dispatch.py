@@ -57,7 +57,7 @@ from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
 from workbench.core.domain.records import Provenance
 from workbench.core.domain.session import Session, problem_key
-from workbench.core.domain.sizes import sweep_progress
+from workbench.core.domain.sizes import sweep_progress, telling_parameters
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import c_literal
 from workbench.core.io.export_seal import seal_text
@@ -137,7 +137,7 @@ def _number(value: Any) -> bool:
 
 def _size_parameter(problems: list[dict[str, Any]], parameter: str | None) -> str:
     names = sorted({n for p in problems for n in p})
-    varying = [n for n in names if len({problem_key({n: p.get(n)}) for p in problems}) > 1]
+    varying = sorted(telling_parameters(problems))
     if parameter is not None:
         if parameter not in names:
             raise WorkbenchError(f"--size-param {parameter!r}: not a problem parameter (these are: {', '.join(names) or 'none'})")

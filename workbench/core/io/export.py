@@ -42,7 +42,9 @@ from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, P
                                            provenance, provenance_tag)
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.metrics import RECORDED_RATES, rates_time_apart
-from workbench.core.domain.sizes import problems_of, shared_size_hint, size_parameters, typed_like
+from workbench.core.domain.size_analysis import size_label
+from workbench.core.domain.sizes import (problems_of, shared_size_hint, size_order_key, size_value_text, telling_parameters,
+                                         typed_like)
 from workbench.core.domain.figures import fmt
 from workbench.core.domain.objective import Constraints, Weights, fastest_left_out, fastest_line, objective_text, rank
 from workbench.core.domain.portability import device_of, max_min_pick
@@ -345,13 +347,15 @@ def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None,
     if found is not None:
         return found
     measured = problems_of(session)
-    names = size_parameters(measured) or list(session.problem)
+    # every parameter that tells the sizes apart, as a dispatch counts them (a switch or a data
+    # type too: one --at n=... left the switch at the session's own value)
+    names = telling_parameters(measured) or list(session.problem)
     if len(together) > 1:
         shared = [p for p in measured if all(p in (problems_of(other) or [dict(other.problem)]) for other in together)]
         devices = {str(other.device.get("name") or "") for other in together}
         dispatch = ", or export them all with --format dispatch" if len(names) == 1 and len(devices) == 1 else ""
         if shared:
-            example = " ".join(f"--at {n}={shared[0].get(n)}" for n in names)
+            example = " ".join(f"--at {n}={size_value_text(shared[0].get(n))}" for n in names)
             sizes = "one size" if len(shared) == 1 else f"{len(shared)} sizes"
             pick = "it" if len(shared) == 1 else "one"
             raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}; the "
@@ -361,7 +365,7 @@ def _export_problem(session: Any, label: str, at: Mapping[str, Any] | None,
                              f"{len(together)} sessions share no measured size: an export serves one problem, so "
                              "export them one at a time with --at NAME=VALUE (show FILE lists each one's sizes)"
                              f"{dispatch}")
-    example = " ".join(f"--at {n}={measured[0].get(n)}" for n in names)  # one flag per name, as typed
+    example = " ".join(f"--at {n}={size_value_text(measured[0].get(n))}" for n in names)  # one flag per name, as typed
     # a dispatch picks by one size parameter: a grid over several is refused there, so not offered
     dispatch = ", or export them all with --format dispatch" if len(names) == 1 else ""
     raise WorkbenchError(f"{label}: no trials at the session's problem {dict(session.problem)}; it was measured "
@@ -966,19 +970,16 @@ def measured_sizes_text(measured: Sequence[Mapping[str, Any]], shown: int = 6) -
     parameter varies, else each size in full (``m=512, n=512; m=1024, n=512``); past ``shown``
     sizes, how many more. They were listed in the order they were first measured, which a size
     added to a sweep later put last."""
-    def order(problem: Mapping[str, Any]) -> tuple[tuple[int, Any], ...]:
-        return tuple((0, v) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v))
-                     for v in problem.values())
-
-    ordered = sorted(measured, key=order)
+    names = list(dict.fromkeys(name for problem in measured for name in problem))
+    ordered = sorted(measured, key=lambda p: size_order_key(p, names))
     more = f" and {len(ordered) - shown} more" if len(ordered) > shown else ""
-    varying = [k for k in ordered[0] if len({repr(p.get(k)) for p in ordered}) > 1]
+    varying = telling_parameters(ordered)
     if len(varying) == 1:
         (name,) = varying
-        fixed = ", ".join(f"{k}={v}" for k, v in ordered[0].items() if k != name)
-        values = ", ".join(str(p[name]) for p in ordered[:shown])
+        fixed = size_label({k: v for k, v in ordered[0].items() if k != name}, ())
+        values = ", ".join(size_value_text(p[name]) for p in ordered[:shown])
         return f"{name}={values}{more}" + (f" ({fixed})" if fixed else "")
-    return "; ".join(", ".join(f"{k}={v}" for k, v in p.items()) for p in ordered[:shown]) + more
+    return "; ".join(size_label(p, ()) for p in ordered[:shown]) + more
 
 
 def _header(plan: ExportPlan) -> str:
