@@ -643,3 +643,5 @@ def test_sizes_that_differ_in_a_switch_have_names_and_series_of_their_own(window
     window.bottom_tabs.setCurrentWidget(view)
     view.refresh()
     assert view.layout_.series_labels == ("fast=false", "fast=true")
+    # the matrix's ticks write the switch as its name does (they read "2¹²×False")
+    assert [t for _, t in view.matrix_x.categories] == ["2¹²×false", "2¹²×true", "2¹⁶×false", "2¹⁶×true"]

@@ -26,7 +26,7 @@ from PySide6.QtGui import QFont, QFontMetricsF
 from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QSplitter, QVBoxLayout, QWidget
 
 from workbench.core.errors import WorkbenchError
-from workbench.core.domain.sizes import sweep_progress
+from workbench.core.domain.sizes import size_value_text, sweep_progress
 from workbench.core.domain.size_analysis import (
     invalid_cells,
     SizeLayout,
@@ -581,7 +581,11 @@ def _title(text: str) -> QLabel:
 
 
 def _number(value: Any) -> str:
-    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+    """A problem value for a tick label: a whole float as the integer (``2¹⁴`` follows), a switch
+    as a size's name writes it (``true``)."""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return size_value_text(value)
 
 
 def _short(label: str) -> str:
