@@ -206,7 +206,7 @@ def test_a_limit_that_aborts_every_candidate_is_named_as_the_cause(tmp_path: Pat
     limit = (bounds[1] + bounds[2]) / 2
     partly = rank(session.trials, session.constraints.__class__(max_latency_ms=limit), session.weights)
     assert (f"6 stopped early as hopeless under an earlier latency limit; 2 of them may meet the limit in force "
-            f"({limit:g} ms): re-measure them (tune --remeasure-aborted); the other 4 are at least {bounds[2]:.4g} ms"
+            f"({limit!r} ms): re-measure them (tune --remeasure-aborted); the other 4 are at least {bounds[2]:.4g} ms"
             ) in partly.why_none()
 
 

@@ -688,13 +688,22 @@ def test_a_stored_constraint_on_the_aborted_bound_is_refused_naming_the_file(cli
     assert "latency_bound_ms" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
 
 
-def test_show_says_a_slider_set_limit_to_six_digits_as_the_window_does(cli, tmp_path):
-    """A limit set with a slider is stored exact; show printed it so (latency_ms <= 0.0684916504792001)."""
+def test_show_writes_a_limit_and_the_weights_so_that_they_read_back_as_themselves(cli, tmp_path):
+    """show wrote limits and weights to six significant digits: ``latency_ms <= 0.00598288`` for
+    0.00598288365, pasted back into --constraint, was a tighter limit that left nothing feasible,
+    and a weight of 1234567 read 1.23457e+06. The fewest digits that read back as the value."""
     out = tmp_path / "s.json"
     assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--budget", "4",
                "--executor", "inline", "--quiet", "--out", out).returncode == 0
-    shown = cli("show", out, "--constraint", "latency_ms<=0.0684916504792001")
-    assert "limits   latency_ms <= 0.0684917\n" in shown.stdout, shown.stdout
+    shown = cli("show", out, "--constraint", "latency_ms<=0.0684916504792001", "--weight", "latency_ms=1234567",
+                "--weight", "gflops=0.123456789")
+    assert "limits   latency_ms <= 0.0684916504792001\n" in shown.stdout, shown.stdout
+    assert "latency_ms=1234567, gflops=0.123456789" in shown.stdout, shown.stdout
+    latency = json.loads(cli("show", out, "--json").stdout)["best"]["latency_ms"]
+    limit = f"latency_ms<={latency!r}"  # exactly the best's latency: it stays feasible
+    line = next(x for x in cli("show", out, "--constraint", limit).stdout.splitlines() if x.startswith("limits"))
+    again = cli("show", out, "--json", "--constraint", line.split(None, 1)[1].replace(" ", ""))
+    assert json.loads(again.stdout)["best"]["latency_ms"] == latency  # the limit as written admits it still
     as_json = json.loads(cli("show", out, "--json", "--constraint", "latency_ms<=0.0684916504792001").stdout)
     assert "0.0684916504792001" in json.dumps(as_json["constraints"])  # a file's figure stays exact
 

@@ -475,18 +475,22 @@ def test_metric_values_near_the_float_limit_still_rank() -> None:
     assert larger[3] == 1.0 and list(np.argsort(larger)) == [0, 1, 2, 3]
 
 
-def test_sentences_show_a_slider_bound_to_six_digits_while_its_label_stays_exact():
-    """A slider's bound is stored exactly (its label is parsed back), but the card and status bar
-    said ``memory_mb <= 63.91320761904762`` where the slider's box showed 63.91."""
+def test_sentences_write_a_bound_in_the_fewest_digits_that_read_back_as_it():
+    """Sentences wrote bounds to six significant digits: copied from the card or ``show`` and typed
+    back, ``memory_mb <= 63.9132`` was a tighter limit than the 63.91320761904762 in force, and
+    excluded the configs it had admitted. Short where six digits are the value."""
     limit = 63.91320761904762
     trials = [ok(0, latency_ms=1.0, memory_mb=67.109), ok(1, latency_ms=2.0, memory_mb=67.37125)]
     ranking = rank(trials, Constraints(max_memory_mb=limit))
     label = ranking.most_excluding
     assert label == f"memory_mb <= {limit!r}" and Bound.parse(label).value == limit  # exact, read back
-    assert ranking.shown(label) == "memory_mb <= 63.9132"
-    assert "memory_mb <= 63.9132 excludes 2" in ranking.why_none() and repr(limit) not in ranking.why_none()
-    assert ranking.explain(1) == "infeasible: memory_mb 67.3713 violates memory_mb <= 63.9132"
+    assert ranking.shown(label) == f"memory_mb <= {limit!r}"
+    assert Bound.parse(ranking.shown(label)).value == limit
+    assert f"memory_mb <= {limit!r} excludes 2" in ranking.why_none()
+    assert ranking.explain(1) == f"infeasible: memory_mb 67.3713 violates memory_mb <= {limit!r}"
     assert Bound("registers", "<=", 64.0).shown == "registers <= 64"
+    assert Bound("latency_ms", "<=", 0.25).shown == "latency_ms <= 0.25"
+    assert Bound("gain", ">=", -1.234567e-06).shown == "gain >= -1.234567e-06"
 
 
 def test_a_pareto_front_from_the_tables_sort_is_the_one_sorted_anew() -> None:

@@ -1888,3 +1888,26 @@ def test_the_card_wraps_a_long_underscored_name_and_copies_it_whole(window, qtbo
     QTest.keySequence(body, QKeySequence.StandardKey.Copy)
     copied = QApplication.clipboard().text()
     assert f"{name} = 1" in copied and "\u200b" not in copied, repr(copied)
+
+
+def test_the_cards_config_copied_is_lines_the_results_filter_takes_back(window):
+    """The card's copy joined its lines with Unicode line separators, which the filter read as one
+    term and refused; and the filter took a switch only as True, where show --json, the exports and
+    a header's #define write it true or 1."""
+    space = SearchSpace([Slot("block_size", (64, 128)), Slot("use_shared", (False, True)), Slot("lr", (1e-05, 0.5))])
+    trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 1.0 + i})) for i, config in enumerate(space)]
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU"}))
+    body = window.best_card.body
+    body.select_all()
+    copied = body.copied()
+    assert "\u2028" not in copied and "\u2029" not in copied
+    config_lines = [line for line in copied.splitlines() if line.split(" = ")[0] in space.names]
+    assert len(config_lines) == 3, copied
+    proxy = window.results.proxy
+    proxy.set_slot_filter("\n".join(config_lines))
+    assert proxy.rowCount() == 1 and proxy.mapToSource(proxy.index(0, 0)).row() == 0
+    for text, rows in (("use_shared=true", 4), ("use_shared=1", 4), ("use_shared=FALSE", 4), ("use_shared=0", 4)):
+        proxy.set_slot_filter(text)
+        assert proxy.rowCount() == rows, text
+    with pytest.raises(WorkbenchError, match="use_shared has no value yes"):
+        proxy.set_slot_filter("use_shared=yes")

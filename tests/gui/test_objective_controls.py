@@ -742,3 +742,22 @@ def test_a_limit_typed_in_scientific_notation_is_that_number(window, qtbot, tmp_
     assert spin.validate("1e-", 3)[0].name == "Intermediate"  # on the way to a number
     assert spin.validate(f"1e-{spin.decimals() + 1}", 4)[0].name == "Intermediate"  # finer than the box shows
     assert spin.validate("1e-2x", 5)[0].name == "Invalid"
+
+
+def test_enter_in_a_weight_box_keeps_the_weight_it_shows(window, qtbot, tmp_path):
+    """The boxes wrote weights to six significant digits, so Enter in one, nothing typed, set
+    1234567 to 1234570 and 0.123456789 to 0.123457, and the session was changed."""
+    from PySide6.QtCore import Qt
+
+    from workbench.core.domain.objective import Weights
+
+    weights = Weights(values={"latency_ms": 1234567.0, "throughput_gbs": 0.123456789})
+    window.open_session(_sim_session(tmp_path / "w.json", weights=weights))
+    panel = window.objective_panel
+    for metric in ("latency_ms", "throughput_gbs"):
+        box = panel.weight_labels[metric]
+        box.setFocus()
+        qtbot.keyClick(box, Qt.Key.Key_Return)
+    assert window.model.weights.values == {"latency_ms": 1234567.0, "throughput_gbs": 0.123456789}
+    assert panel.weight_labels["latency_ms"].text() == "1234567"
+    assert not window.model.dirty

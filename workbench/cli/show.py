@@ -212,9 +212,10 @@ def remeasure_command(path: str | None, constraints: Any, session: Session) -> s
     command = f"tune --remeasure-aborted --out {shlex.quote(str(path))}"
     limit, stored = constraints.max_latency_ms, session.constraints.max_latency_ms
     if limit is not None and stored is not None and limit > stored:  # relaxed: the limit re-measured under
-        shown = f"{limit:g}"
-        command += f" --max-latency-ms {shown if float(shown) == limit else repr(limit)}"  # exact: a rounded
-        # limit can rule a candidate out again
+        from workbench.core.domain.objective import exact_number
+
+        # exact: a rounded limit can rule a candidate out again
+        command += f" --max-latency-ms {exact_number(limit)}"
     return command
 
 

@@ -44,8 +44,10 @@ class CardText(QLabel):
     adds: pasted into code, a slot name with one inside would not be the name."""
 
     def copied(self) -> str:
-        """The selected text as a copy takes it: without the breaks."""
-        return self.selectedText().replace(_BREAK, "")
+        """The selected text as a copy takes it: without the breaks, and with its lines ended by
+        line feeds (Qt gives a label's selection Unicode line and paragraph separators, which the
+        results table's filter, an editor's search or a terminal read as one long line)."""
+        return self.selectedText().replace(_BREAK, "").replace("\u2028", "\n").replace("\u2029", "\n")
 
     def keyPressEvent(self, event: QKeyEvent) -> None:  # Qt override
         if event.matches(QKeySequence.StandardKey.Copy) and self.hasSelectedText():

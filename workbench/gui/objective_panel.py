@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 from workbench.core.errors import WorkbenchError
 from workbench.core.domain.measurement import LATENCY, Status
 from workbench.core.domain.metrics import check_metrics, known_direction
-from workbench.core.domain.objective import Bound, Weights, direction_problem, fold_named_limits
+from workbench.core.domain.objective import Bound, Weights, direction_problem, exact_number, fold_named_limits
 from workbench.core.domain.search_objective import Objective
 
 from workbench.gui.decimal_box import DecimalBox, point_for_comma
@@ -959,9 +959,10 @@ def weight_scale(weights: Iterable[float]) -> float:
 
 
 def _weight_text(weight: float) -> str:
-    """A weight as given (six significant digits), not rounded to the slider's grid: 0.25 stays
-    0.25, 20 stays 20."""
-    return f"{weight:.6g}"
+    """A weight as given, not rounded to the slider's grid (0.25 stays 0.25, 20 stays 20), and
+    written so that it reads back as itself: at six significant digits a weight of 1234567 read
+    1.23457e+06, and Enter in its box, nothing typed, set that."""
+    return exact_number(weight)
 
 
 def _nice_step(span: float) -> float:

@@ -415,7 +415,10 @@ def follow_sort(view: QTableView, proxy: "TrialFilterProxy") -> None:
 def _same_number(value: Any, text: str) -> bool:
     """Whether ``text`` is the float ``value`` (a slot's) written another way: as the column writes
     it, to four significant digits (0.001000 for 0.001, 0.1235 for 0.12345), or exactly. An integer
-    slot's value is its digits alone: 16.0 is none of them."""
+    slot's value is its digits alone: 16.0 is none of them. A switch is also ``true``/``false``
+    and ``1``/``0``, as ``show --json``, the exports and a header's ``#define`` write it."""
+    if isinstance(value, bool):
+        return text.lower() in (("true", "1") if value else ("false", "0"))
     if not isinstance(value, float):
         return False
     if text == fmt(value, column=True):
@@ -649,7 +652,8 @@ class TrialFilterProxy(QAbstractProxyModel):
         source: Any = self.sourceModel()  # the trials model this proxy was built on
         slots = set(source.model.slot_names)
         domains: dict[str, list[Any]] = source.model.slot_values
-        for part in filter(None, (p.strip() for p in text.replace(";", ",").split(","))):
+        # (a config pasted from the card or a file comes one slot a line)
+        for part in filter(None, (p.strip() for p in re.split(r"[,;\n\u2028\u2029]", text))):
             name, sep, value = part.partition("=")
             name, value = name.strip(), value.strip()
             if not sep or not name or not value:

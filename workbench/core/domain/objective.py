@@ -167,9 +167,12 @@ class Bound:
 
     @property
     def shown(self) -> str:
-        """The bound for a sentence a person reads (six significant digits: ``memory_mb <= 63.9132``,
-        not the slider's exact ``63.91320761904762``); never parsed back, unlike :attr:`label`."""
-        return f"{self.metric} {self.op} {shown_number(self.value)}"
+        """The bound for a sentence a person reads, in the fewest digits that read back as it
+        (:func:`exact_number`). It was rounded to six significant digits, and a limit copied from
+        such a sentence (``show``'s, ``tune``'s, the card's) was a tighter one that excluded the
+        config it had admitted; the window's sliders set limits at the resolution dragged, so a
+        limit in force is seldom long."""
+        return f"{self.metric} {self.op} {exact_number(self.value)}"
 
     def __str__(self) -> str:
         return self.label
@@ -484,7 +487,7 @@ def objective_text(constraints: Constraints, weights: Weights, shown: bool = Fal
     file states them (a limit set with a slider is ``0.0684916504792001``)."""
     bounds = ", ".join(b.shown if shown else str(b) for b in constraints.bounds()) or "none"
     chosen = weights.directions_dict()
-    weighted = ", ".join(f"{k}={v:g}" + (f" ({chosen[k]}d)" if k in chosen else "")
+    weighted = ", ".join(f"{k}={exact_number(v)}" + (f" ({chosen[k]}d)" if k in chosen else "")
                          for k, v in weights.active().items()) or "none"
     return bounds, weighted
 
@@ -725,6 +728,16 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
+def exact_number(value: float) -> str:
+    """A bound or a weight as a person may type it back to the same value: six significant digits
+    where they read back as it (``64``, ``0.25``, ``1e+09``), else the digits it takes
+    (``1234567``, ``0.00598288365``)."""
+    short = f"{value:.6g}"
+    if not math.isfinite(value) or float(short) == value:
+        return short
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+
+
 def shown_number(value: float) -> str:
     """A bound's or a measured value's figure in a sentence: six significant digits, an integer whole."""
     if math.isfinite(value) and value.is_integer() and abs(value) < 1e16:
@@ -945,7 +958,7 @@ class Ranking:
             settled_too = f"; {n_settled} of them already {miss}" if n_settled else ""
             # (stopped under the limit in force, or under an earlier one: a trial keeps only its bound)
             return (f"{total} stopped early as hopeless under a latency limit{since}{seen}, over the limit in force "
-                    f"({limit:g} ms){settled_too}; {way}")
+                    f"({exact_number(limit) if limit is not None else 'none'} ms){settled_too}; {way}")
         if worth == aborted:  # relaxed since (or no limit now): measuring is what is left
             what = "re-measure them" if not done else f"re-measure the other {aborted}"
             return f"{total} stopped early as hopeless under an earlier latency limit{since}; {what} ({how})"
@@ -956,7 +969,7 @@ class Ranking:
         else:
             rest = f"the other {left} {'is' if left == 1 else 'are'} {slow}" if over.size else f"the other {left} already {miss}"
         # (with no latency limit in force only other limits can keep some out: "the limits")
-        in_force = f"the limit in force ({limit:g} ms)" if limit is not None else "the limits in force"
+        in_force = f"the limit in force ({exact_number(limit)} ms)" if limit is not None else "the limits in force"
         return (f"{total} stopped early as hopeless under an earlier latency limit{since}; {worth} of "
                 f"{'them' if not done else f'the other {aborted}'} may meet {in_force}: "
                 f"re-measure them ({how}); {rest}")
