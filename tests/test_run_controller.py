@@ -47,6 +47,12 @@ def test_name_value_parsing_is_one_rule_for_flags_and_the_window() -> None:
     assert parse_assignments(["flag=true", "n=1024", "scale=0.5", "mode=fast"]) == {
         "flag": True, "n": 1024, "scale": 0.5, "mode": "fast"}
     assert parse_assignment_list("flag=true, n=1024") == {"flag": True, "n": 1024}
+    # a size as show and a replay's refusal write it, copied into one --at or --set: it was the text
+    # value "16384, cols=1024" of rows, refused as "rows is a number"
+    assert parse_assignments(["rows=16384, cols=1024; eps=1e-05"], "--at") == {"rows": 16384, "cols": 1024, "eps": 1e-05}
+    assert parse_assignments(["tag=a,b", "n=1"]) == {"tag": "a,b", "n": 1}  # a comma before no name= stays
+    with pytest.raises(WorkbenchError, match="given twice"):
+        parse_assignments(["n=1, n=2"])
     for bad in (["n=nan"], ["n=inf"], ["n 3"], ["n=1", "n=2"], ["n=" + "9" * 5000]):
         with pytest.raises(WorkbenchError):
             parse_assignments(bad)

@@ -6,6 +6,7 @@ anything else is text. Nothing is evaluated."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from workbench.core.errors import WorkbenchError
@@ -62,10 +63,17 @@ def parse_assignment(text: str, flag: str = "--set", *, identifier: bool = True)
     return name, parse_value(raw, f"{flag} {name}")
 
 
+#: Where one item holds several: a comma or semicolon followed by the next ``name=``.
+_NEXT_NAME = re.compile(r"\s*[,;]\s*(?=[A-Za-z_][A-Za-z0-9_]*\s*=)")
+
+
 def parse_assignments(items: list[str] | tuple[str, ...], flag: str = "--set") -> dict[str, Any]:
-    """Several ``name=value`` items; a name given twice is an error (which one was meant?)."""
+    """Several ``name=value`` items; a name given twice is an error (which one was meant?). One
+    item may hold several as the outputs write a size (``n=4096, flag=true``: ``show``'s lines, a
+    replay's list of sizes), so a size copied from them types back; a comma not followed by a
+    name stays in the value."""
     out: dict[str, Any] = {}
-    for item in items:
+    for item in (part for given in items for part in _NEXT_NAME.split(given)):
         name, value = parse_assignment(item, flag)
         if name in out:
             raise WorkbenchError(f"{flag} {name}: given twice")
