@@ -272,6 +272,17 @@ def test_the_parameters_that_tell_sizes_apart_include_switches_text_and_missing_
     assert telling_parameters([{"n": 1, "m": 2}]) == []
 
 
+def test_a_size_value_is_written_as_typed_and_a_switch_typed_as_1_or_0_is_the_switch() -> None:
+    import numpy as np
+
+    from workbench.core.domain.sizes import size_value_text, typed_like
+
+    assert [size_value_text(v) for v in (True, 1e-05, np.float64(2.5), 4096, "f16")] == ["true", "1e-05", "2.5",
+                                                                                      "4096", "f16"]
+    assert typed_like({"fast": False, "n": 4}, {"fast": 1, "n": 4.0}) == {"fast": True, "n": 4}
+    assert typed_like({"fast": False}, {"fast": 2}) == {"fast": 2}  # no switch: left for the caller to refuse
+
+
 def test_a_sweep_over_a_switch_names_each_size_apart_and_draws_a_series_per_value() -> None:
     """A sweep over n and a switch named two sizes ``n=4096``: only numbers named sizes."""
     from workbench.core.domain.size_analysis import size_layout, size_rows

@@ -899,7 +899,7 @@ class ObjectivePanel(QWidget):
             slider.setValue(min(WEIGHT_STEPS, max(0, int(round(weight / self.weight_scale * WEIGHT_STEPS)))))
             slider.blockSignals(False)
             share = f"{weight / total:.0%} of the total weight" if total > 0 else "all weights are 0: latency alone ranks"
-            tip = f"{metric}: weight {weight:g} ({share}); the slider spans 0 to {self.weight_scale:g}"
+            tip = f"{metric}: weight {_weight_text(weight)} ({share}); the slider spans 0 to {self.weight_scale:g}"
             row = self.weight_rows.get(metric)
             if row is not None and not row.available:  # greyed out: the tip says why
                 tip = row.name.toolTip()

@@ -28,7 +28,7 @@ from workbench.core.fs import fixed_path
 from workbench.core.errors import SpaceSearchTooLong, WorkbenchError, counted, quoted
 from workbench.core.domain.measurement import Status, Trial
 from workbench.core.domain.metrics import check_metrics, check_slips, idle_directions
-from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints, settled_misses
+from workbench.core.domain.objective import Constraints, Weights, check_stored_constraints, exact_number, settled_misses
 from workbench.core.domain.records import StrategyInfo, backend_options
 from workbench.core.io.output_files import (
     backup_path,
@@ -946,7 +946,7 @@ def _nothing_to_remeasure(session: Session, constraints: Constraints) -> str:
             settled += 1
             missed.update((bound.shown, None) for bound in misses)
     left = len(stopped) - full - failed - settled
-    in_force = f" ({limit:g} ms)" if limit is not None else ""
+    in_force = f" ({exact_number(limit)} ms)" if limit is not None else ""
     head = f"nothing to re-measure: {len(stopped)} candidate{'s' if len(stopped) != 1 else ''} stopped early"
     if not full and not failed and not settled:
         return f"{head}, none below the latency limit in force{in_force}; relax it to re-measure them"

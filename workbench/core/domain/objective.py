@@ -732,6 +732,7 @@ def exact_number(value: float) -> str:
     """A bound or a weight as a person may type it back to the same value: six significant digits
     where they read back as it (``64``, ``0.25``, ``1e+09``), else the digits it takes
     (``1234567``, ``0.00598288365``)."""
+    value = float(value)
     short = f"{value:.6g}"
     if not math.isfinite(value) or float(short) == value:
         return short

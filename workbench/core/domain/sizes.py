@@ -183,10 +183,14 @@ def typed_like(problem: Mapping[str, Any], values: Mapping[str, Any]) -> dict[st
     """``values`` (a size someone typed: ``--at rows=256.0``) with each number of the type of the
     ``problem``'s own value, as a template resolves a problem (an integer parameter's ``256.0`` is
     ``256``, a float parameter's ``1`` is ``1.0``), so the size has the key of the trials measured at
-    it. Names the problem lacks, and values that are not such numbers, are left for the caller to judge."""
+    it; a switch's ``1`` or ``0`` is ``true`` or ``false``, as a template reads them. Names the problem
+    lacks, and values that are not such numbers, are left for the caller to judge."""
     out = dict(values)
     for name, value in values.items():
         own = problem.get(name)
+        if isinstance(own, bool) and type(value) is int and value in (0, 1):
+            out[name] = bool(value)
+            continue
         if isinstance(value, bool) or isinstance(own, bool) or not isinstance(value, (int, float)):
             continue
         if isinstance(own, int) and isinstance(value, float) and value.is_integer():
@@ -424,7 +428,7 @@ def size_value_text(value: Any) -> str:
     ``1048576.0``; ``{:g}`` made 1.0 read as the int 1 and 1048576.0 as ``1.04858e+06``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
-    return repr(value) if isinstance(value, float) else str(value)
+    return repr(float(value)) if isinstance(value, float) else str(value)  # (a NumPy float's repr names its type)
 
 
 def size_order_key(problem: Mapping[str, Any], names: Sequence[str]) -> tuple[tuple[int, Any], ...]:
