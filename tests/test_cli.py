@@ -860,3 +860,12 @@ def test_a_run_whose_output_folder_is_removed_keeps_its_trials_where_it_runs(cli
     kept = here / "s.unsaved.json"
     assert f"kept apart as {kept}" in said.stderr, said.stderr
     assert json.loads(cli("show", kept, "--json").stdout)["trials"] >= 4
+
+
+def test_durations_read_at_any_scale():
+    """tune's progress line and the window wrote a long run's ETA as ``ETA 14990s``; the compile
+    table's lines already wrote minutes and hours. One writing for all of them."""
+    from workbench.core.domain.figures import duration
+
+    assert [duration(s) for s in (None, float("nan"), -3.0, 0.4, 42.0, 625.0, 14990.0, 360000.0)] == [
+        "?", "?", "0s", "0s", "42s", "10m25s", "4h09m", "100h00m"]

@@ -65,6 +65,10 @@ def test_bound_parse(text: str, expected: Bound) -> None:
         ("latency_ms <= 1 s", "unit 's' does not match latency_ms, whose unit is ms (give the value in its own unit)"),
         ("occupancy >= 50%", "unit '%' does not match occupancy, a share from 0 to 1 (give 0.5 for 50%)"),
         ("registers <= 64 regs", "unit 'regs' does not match registers, a plain number (it has no unit)"),
+        # bits are an eighth of the bytes: read as GB/s, 3000 Gb/s was a limit eight times too high
+        ("throughput_gbs >= 3000 Gb/s", "unit 'Gb/s' counts bits; throughput_gbs counts bytes (GB/s)"),
+        ("memory_mb <= 512 Mb", "unit 'Mb' counts bits"),
+        ("onchip_kb_per_sm <= 200 MB", "does not match onchip_kb_per_sm, whose unit is KiB"),
         ("__import__('os') <= 1", "not of the form"),
         ("", "not of the form"),
         ("GFLOP/s >= 300", "metric 'GFLOP/s': not a metric name (metrics are recorded under names like 'gflops')"),
@@ -76,6 +80,13 @@ def test_bound_parse_rejects_with_one_line(text: str, fragment: str) -> None:
         Bound.parse(text)
     assert fragment in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_descriptive_figure_takes_the_unit_the_views_write() -> None:
+    """The card and the columns write on-chip storage in KiB, and a bound naming it was refused
+    without saying which unit the metric takes."""
+    assert Bound.parse("onchip_kb_per_sm <= 200 KiB") == Bound("onchip_kb_per_sm", "<=", 200.0)
+    assert Bound.parse("dram_mb <= 5 MB") == Bound("dram_mb", "<=", 5.0)
 
 
 def test_bound_nan_never_satisfies() -> None:

@@ -186,3 +186,11 @@ def test_a_pace_shorter_than_the_engines_poll_is_waited_for_no_longer(cli, tmp_p
                "--executor", "inline", "--delay", "0.01", "--quiet", "--out", tmp_path / "s.json")
     assert done.returncode == 0, done.stderr
     assert waits and max(waits) <= 0.01, waits
+
+
+@pytest.mark.parametrize("flag", ["--delay", "--time-limit", "--timeout", "--compile-timeout", "--refine-wait"])
+def test_a_duration_with_a_unit_is_refused_saying_the_flag_takes_seconds(cli, tmp_path: Path, flag: str) -> None:
+    """``--time-limit 90s`` was refused as "invalid float value: '90s'", which did not say what the flag takes."""
+    done = cli("tune", "vector_add", "--backend", "sim", "--budget", "2", flag, "90s", "--out", tmp_path / "s.json")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert f"argument {flag}: '90s' is not a number of seconds" in done.stderr

@@ -508,8 +508,17 @@ def test_buffers_beyond_the_gpus_memory_are_an_allocation_failure() -> None:
     backend = SimBackend(BackendSpec("sim", {"kernel": "vector_add", "gpu_model": "H200", "problem": {"n": 2**24}}))
     backend.prepare()
     config = next(iter(backend.space))
-    assert backend.evaluate(config, LIMITS).ok  # 201 MB of buffers on 141 GB
-    backend.gpu = dataclasses.replace(backend.gpu, memory_gb=0.1)  # a board of 100 MB
+    assert backend.evaluate(config, LIMITS).ok  # 201 MB of buffers on 141 GiB
+    backend.gpu = dataclasses.replace(backend.gpu, memory_gb=0.1)  # a board of 107 MB
     measured = backend.evaluate(config, LIMITS)
     assert measured.status is Status.RUNTIME_ERROR and measured.message.startswith("out of memory")
-    assert "0.1 GB" in measured.message
+    assert "0.1 GiB" in measured.message
+    # a card's memory is in GiB, as makers state it: buffers of 11.3e9 bytes fit an "11 GB" card
+    # (11.8e9 bytes), which decimal gigabytes refused
+    from workbench.core.model.footprint import device_memory_mb
+
+    needed_mb = device_memory_mb(backend.template, backend.problem, config)
+    backend.gpu = dataclasses.replace(backend.gpu, memory_gb=needed_mb * 1e6 / 2**30 * 1.01)
+    assert backend.evaluate(config, LIMITS).ok
+    backend.gpu = dataclasses.replace(backend.gpu, memory_gb=needed_mb * 1e6 / 2**30 * 0.99)
+    assert not backend.evaluate(config, LIMITS).ok

@@ -908,6 +908,8 @@ def test_a_paused_run_says_so_in_the_progress_label_without_an_eta(window):
     assert bar.progress_label.text() == "paused: 58 done, 5 failed"
     bar.set_running(True, paused=False)
     assert bar.progress_label.text() == "58 done, 5 failed ETA 4s"
+    bar.show_progress(58, 3000, 5, 14990.0)  # a long run's ETA in hours, not "ETA 14990s"
+    assert bar.progress_label.text() == "58 done, 5 failed ETA 4h09m"
     bar.set_running(False)
     bar.show_state("done (budget), 100 evals")
     assert bar.progress_label.text() == "done (budget), 100 evals"
@@ -1603,6 +1605,18 @@ def test_a_sessions_short_time_limit_is_kept_by_the_time_limit_box(window):
     assert bar.request()["time_limit_s"] == 10.0  # (not the box's 0.1667 min, 10.002 s, written back)
     bar.apply({"time_limit_s": 90_000.0})
     assert bar.minutes.text() == "1500 min"  # no thousands separator, as the other boxes
+    bar.apply({"time_limit_s": 604_800.0})  # a week, the command line's most: it opened as 10,000 min
+    assert bar.request()["time_limit_s"] == 604_800.0
+
+
+def test_a_sessions_pace_of_a_few_milliseconds_is_kept_by_the_pace_box(window):
+    """At two decimals a recorded pace of 0.004 s opened as 0.00 s/eval, and the next Start ran unpaced."""
+    bar = window.toolbar
+    bar.apply({"backend": "sim", "delay_s": 0.004})
+    assert bar.delay.value() == 0.004 and bar.delay.text() == "0.004 s/eval"
+    assert bar.request()["delay_s"] == 0.004
+    bar.apply({"backend": "sim", "delay_s": 0.5})
+    assert bar.delay.text() == "0.5 s/eval"
 
 
 def test_a_run_ended_while_compiles_were_pending_says_it_is_done_first(window):

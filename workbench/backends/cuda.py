@@ -487,7 +487,7 @@ def describe_device(index: int) -> dict[str, Any]:
         "sm_count": sm_count,
         "peak_bandwidth_gbs": 2.0 * mem_clock_khz * 1e3 * bus_bits / 8 / 1e9,
         "peak_fp32_gflops": 2.0 * lanes * sm_count * clock_khz * 1e3 / 1e9,
-        "memory_gb": props["totalGlobalMem"] / 1e9,
+        "memory_gb": props["totalGlobalMem"] / 2**30,  # (GiB, as a GPU description states it)
         "pci_bus_id": rt.deviceGetPCIBusId(index),
         "driver_version": rt.driverGetVersion(),
         "runtime_version": rt.runtimeGetVersion(),

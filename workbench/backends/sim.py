@@ -409,12 +409,12 @@ class SimBackend(Backend):
             raise
         except Exception as exc:  # noqa: BLE001 - a template function failing is that config's problem
             return Measurement.failure(Status.RUNTIME_ERROR, f"template failed for this config: {type(exc).__name__}: {exc}")
-        needed_mb = device_memory_mb(self.template, self.problem, config)
-        if needed_mb > self.gpu.memory_gb * 1000.0:  # the buffers a real run allocates first would not fit
+        needed_mb = device_memory_mb(self.template, self.problem, config)  # (1e6 bytes)
+        if needed_mb * 1e6 > self.gpu.memory_gb * 2**30:  # the buffers a real run allocates first would not fit
             return Measurement.failure(
                 Status.RUNTIME_ERROR,
-                f"out of memory (cudaErrorMemoryAllocation): the buffers need {needed_mb / 1000.0:,.1f} GB, "
-                f"the {self.gpu.name} has {self.gpu.memory_gb:g} GB")
+                f"out of memory (cudaErrorMemoryAllocation): the buffers need {needed_mb * 1e6 / 2**30:,.1f} GiB, "
+                f"the {self.gpu.name} has {self.gpu.memory_gb:g} GiB")
         resources = self._resources(config, smem_dynamic, phase, limits)
         if "compile_error" in resources:
             return Measurement.failure(Status.COMPILE_ERROR, resources["compile_error"], resources["log"])

@@ -10,6 +10,7 @@ import math
 import re
 from typing import Any, NoReturn
 
+from workbench.core.domain.run_settings import MAX_SECONDS
 from workbench.core.domain.records import MAX_PACE_S, is_pace
 from workbench.core.errors import WorkbenchError, number_text
 from workbench.search.base import DEFAULT_PARETO_STRATEGY, DEFAULT_STRATEGY, MAX_SEED, STRATEGIES
@@ -23,8 +24,6 @@ GUI_STRATEGY_CHOICES = ", ".join(f"{name} (default)" if name == DEFAULT_STRATEGY
 EXIT_BAD_INPUT = 2
 #: A command whose work failed (a run that failed, a write the machine refused: a full disk).
 EXIT_RUN_FAILED = 1
-#: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
-MAX_SECONDS = 7 * 24 * 3600.0
 STDOUT = "-"  # export --out -: the export on standard output (other commands refuse it)
 #: Export formats that write a session's trials, not a recommendation.
 TRIAL_FORMATS = ("csv", "kt-cache")
@@ -39,6 +38,16 @@ REFINE_WAIT_S = 5.0
 #: Default of ``tune --refine-only --refine-wait`` (s): refining is then all the run does, so it waits
 #: long enough for the compiles of a large space (a week is the most that may be given).
 REFINE_ONLY_WAIT_S = 600.0
+
+
+def seconds(text: str) -> float:
+    """A duration flag's value: a number of seconds. ``90s`` or ``1m30s`` was refused as an
+    "invalid float value", which did not say what the flag takes."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds (write 90 for a minute and a half, "
+                                         "5400 for an hour and a half)") from None
 
 
 def check_run_flags(args: argparse.Namespace) -> None:
@@ -193,11 +202,11 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                            "is measured up to this (a continued sweep skips sizes that have it; a one-size "
                            "session continued as a sweep takes its own budget per size)")
     tune.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
-    tune.add_argument("--timeout", type=float, default=None, help="per-candidate run timeout (s, default 10)")
-    tune.add_argument("--compile-timeout", type=float, default=None, help="per-candidate compile timeout (s, default 60)")
-    tune.add_argument("--time-limit", type=float, default=None,
+    tune.add_argument("--timeout", type=seconds, default=None, help="per-candidate run timeout (s, default 10)")
+    tune.add_argument("--compile-timeout", type=seconds, default=None, help="per-candidate compile timeout (s, default 60)")
+    tune.add_argument("--time-limit", type=seconds, default=None,
                       help="wall-clock budget for the run (s; for each size of a --sizes sweep)")
-    tune.add_argument("--refine-wait", type=float, default=None,
+    tune.add_argument("--refine-wait", type=seconds, default=None,
                       help="sim backend: after the last evaluation, wait at most this long (s) for background "
                            f"compiles to refine trials simulated with estimated resources (default {REFINE_WAIT_S:g}, "
                            f"{REFINE_ONLY_WAIT_S:g} with --refine-only; what is left is refined when the session is "
@@ -233,7 +242,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                       help="sim backend: where registers and shared memory come from: 'compiled' (default; NVRTC "
                            "compiles in the background, so runs repeat only once the compiles are cached) or "
                            "'estimated' (the template's work profile, nothing compiled: runs repeat exactly)")
-    tune.add_argument("--delay", type=float, default=None, metavar="SECONDS", help=DELAY_HELP)
+    tune.add_argument("--delay", type=seconds, default=None, metavar="SECONDS", help=DELAY_HELP)
     tune.add_argument("--patience", type=int, default=None, help="stop when the best score has not improved in K evaluations")
     tune.add_argument("--prune", type=float, default=None, metavar="FRACTION",
                       help="cost-model pruning: measure only this fraction of proposals, those the performance "
@@ -349,7 +358,7 @@ def build_parser(prog: str = "main.py") -> argparse.ArgumentParser:
                      help="with --run: where the simulated GPU takes registers and shared memory from, as tune "
                           "--resources ('estimated' compiles nothing: the quickest start for a demo; selects the "
                           "sim backend when --backend is auto)")
-    gui.add_argument("--delay", type=float, default=None, metavar="SECONDS",
+    gui.add_argument("--delay", type=seconds, default=None, metavar="SECONDS",
                      help="with --run on the simulated GPU or --replay: " + DELAY_HELP)
     gui.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                      help="with --run: a problem parameter (repeatable, as tune --set); with --replay: the size "

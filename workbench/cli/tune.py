@@ -20,7 +20,7 @@ from workbench.cli.parser import REFINE_ONLY_WAIT_S, REFINE_WAIT_S, RESOURCE_MOD
 from workbench.cli.show import estimated_line, feasible_count, first_line, remeasure_command, summarise
 from workbench.cli.streams import silence
 from workbench.core.domain.assignments import parse_assignments
-from workbench.core.domain.figures import fmt
+from workbench.core.domain.figures import duration, fmt
 from workbench.core.domain.records import provenance
 from workbench.core.domain.size_analysis import size_lines
 from workbench.core.domain.sizes import parse_sizes, problems_of
@@ -73,10 +73,10 @@ class _ProgressLine:
             self.last = now
             total = f"/{event.total}" if event.total else ""
             best = f"{fmt(event.best_latency_ms)} ms" if event.best_latency_ms is not None else "-"
-            eta = f"{event.eta_s:.0f}s" if event.eta_s is not None else "?"
+            eta = duration(event.eta_s)
             aborted = f"  aborted {event.aborted}" if event.aborted else ""
             line = (f"[{event.done}{total}] failures {event.failures}{aborted}  best {best}  "
-                    f"elapsed {event.elapsed_s:.0f}s  ETA {eta}")
+                    f"elapsed {duration(event.elapsed_s)}  ETA {eta}")
             if event.compiles_pending or event.refined:  # the simulator's background compiles
                 line += f"  compiles: {event.compiles_pending} pending (estimated meanwhile), {event.refined} refined"
             self._say(("\r" + line + "\x1b[K") if self.tty else line + "\n")

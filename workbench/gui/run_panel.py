@@ -14,8 +14,9 @@ from PySide6.QtWidgets import (
 
 from workbench.backends.base import PACED_BACKENDS
 from workbench.backends.sim import DEFAULT_COMPILE
+from workbench.core.domain.figures import duration
 from workbench.core.domain.records import MAX_PACE_S
-from workbench.core.domain.run_settings import DEFAULT_BUDGET
+from workbench.core.domain.run_settings import DEFAULT_BUDGET, MAX_SECONDS
 from workbench.core.model.gpus import DEFAULT_GPU
 from workbench.core.domain.assignments import parse_assignment_list
 from workbench.core.errors import WorkbenchError, counted
@@ -85,15 +86,13 @@ def parse_problem(text: str) -> dict[str, Any]:
     return parse_assignment_list(text, "problem")
 
 
-class MinutesBox(DecimalBox):
-    """The time limit in minutes, to a hundredth of a second (4 decimals), written without trailing
-    zeros (``10 min``, ``0.1667 min``): at 2 decimals a session's limit of 0.2 s opened as "no time
-    limit" and 10 s ran as 10.2 s, and written at 4 the box widened the tool bar past what
-    presentation mode fits at 1440 px."""
+class TrimmedBox(DecimalBox):
+    """A box of ``decimals`` decimals written without trailing zeros (``10``, ``0.1667``), so that
+    the decimals a value needs cost no width where it needs fewer."""
 
-    def __init__(self) -> None:
+    def __init__(self, decimals: int) -> None:
         super().__init__()
-        self.setDecimals(4)
+        self.setDecimals(decimals)
 
     def textFromValue(self, value: float) -> str:  # Qt override
         locale = self.locale()
@@ -102,6 +101,18 @@ class MinutesBox(DecimalBox):
             text = text.replace(locale.groupSeparator(), "")
         point = locale.decimalPoint()
         return text.rstrip("0").rstrip(point) if point in text else text
+
+
+class MinutesBox(TrimmedBox):
+    """The time limit in minutes, to a hundredth of a second (4 decimals): at 2 decimals a
+    session's limit of 0.2 s opened as "no time limit" and 10 s ran as 10.2 s, and written at 4
+    with trailing zeros the box widened the tool bar past what presentation mode fits at 1440 px.
+    Up to a week, the longest limit the command line takes (a session's limit of a week opened as
+    10,000 minutes, and the next Start ran with that)."""
+
+    def __init__(self) -> None:
+        super().__init__(4)
+        self.setRange(0.0, MAX_SECONDS / 60)
 
 
 class RunToolbar(QToolBar):
@@ -198,7 +209,7 @@ class RunToolbar(QToolBar):
         self.browse = QPushButton("...")
         self.browse.setMaximumWidth(28)
         self.browse.clicked.connect(self._on_browse)
-        self.delay = DecimalBox()
+        self.delay = TrimmedBox(3)  # (at 2 decimals a recorded pace of 0.004 s opened as 0: no pace)
         self.delay.setRange(0.0, MAX_PACE_S)
         self.delay.setSingleStep(0.05)
         self.delay.setSuffix(" s/eval")
@@ -235,7 +246,6 @@ class RunToolbar(QToolBar):
         self.sizes.textChanged.connect(self._show_budget_unit)
         self.budget.valueChanged.connect(self._show_budget_unit)  # ("1 eval", not "1 evals")
         self.minutes = MinutesBox()
-        self.minutes.setRange(0.0, 10_000.0)
         self.minutes.setSpecialValueText("no time limit")
         self.minutes.setSuffix(" min")
         self.minutes.setAccessibleName("Time limit")
@@ -579,7 +589,7 @@ class RunToolbar(QToolBar):
         # none once every evaluation is done: a run that then waits for its compiles read "ETA 0s"
         # for minutes (the compiles' own count says what it waits for)
         finished = total is not None and total > 0 and done >= total
-        self._eta = f"ETA {eta_s:.0f}s" if eta_s is not None and not finished else ""
+        self._eta = f"ETA {duration(eta_s)}" if eta_s is not None and not finished else ""
         stopped = f", {aborted} aborted over the latency limit" if aborted else ""
         self.show_state(f"{done} done, {failures} failed{stopped}", progress=True)
 

@@ -34,3 +34,16 @@ def fmt(value: Any, digits: int = 4, column: bool = False) -> str:
     if column:
         return f"{number:#.{digits}g}".rstrip(".")
     return f"{number:.{digits}g}"
+
+
+def duration(seconds: float | None) -> str:
+    """A time span as a person reads it at any scale: ``42s``, ``10m25s``, ``4h09m`` (``?`` when
+    not known). An ETA of a long run read ``ETA 14990s``."""
+    if seconds is None or not math.isfinite(seconds):
+        return "?"
+    whole = max(0, int(round(seconds)))
+    if whole >= 3600:
+        return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+    if whole >= 60:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole}s"

@@ -66,6 +66,9 @@ METRICS: dict[str, MetricInfo] = dict(
 
 #: What the figures a backend reports to describe a config (not to rate it: no direction of their
 #: own) hold, for the views' tool tips.
+#: The units of those figures, which a constraint on one may name (``onchip_kb_per_sm <= 200 KiB``).
+DESCRIPTIVE_UNITS: dict[str, str] = {"onchip_kb_per_block": "KiB", "onchip_kb_per_sm": "KiB", "dram_mb": "MB",
+                                     "work_gflop": "GFLOP"}
 DESCRIPTIVE: dict[str, str] = {
     "threads_per_block": "threads in one block",
     "onchip_kb_per_block": "shared memory and registers one block takes (KiB)",

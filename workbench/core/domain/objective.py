@@ -42,7 +42,7 @@ import numpy as np
 
 from workbench.core.errors import WorkbenchError, counted, number_text
 from workbench.core.domain.figures import fmt
-from workbench.core.domain.metrics import (DESCRIPTIVE, METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
+from workbench.core.domain.metrics import (DESCRIPTIVE, DESCRIPTIVE_UNITS, METRICS, NOT_RANKABLE, SHARES, direction_word, known_direction,
                                            not_a_metric_name, parse_direction)
 from workbench.core.domain.measurement import (
     LATENCY,
@@ -144,7 +144,11 @@ class Bound:
         if op not in OPS:
             raise WorkbenchError(f"constraint {text.strip()!r}: use <= or >= (not {match['op']})")
         metric, unit = match["metric"], match["unit"]
-        own = METRICS[metric].unit if metric in METRICS else ""  # (gflops: GFLOP/s, as Kernel Tuner names it)
+        # (gflops: GFLOP/s, as Kernel Tuner names it; onchip_kb_per_sm: KiB, as the views write it)
+        own = METRICS[metric].unit if metric in METRICS else DESCRIPTIVE_UNITS.get(metric, "")
+        if unit and re.search(r"[KMGTP]b", unit):  # Gb/s, Mb: bits, an eighth of the bytes the metric counts
+            raise WorkbenchError(f"constraint {text.strip()!r}: unit {unit!r} counts bits; {metric} counts bytes"
+                                 + (f" ({own})" if own else "") + ": give the value in bytes")
         if unit and not metric.lower().endswith("_" + unit.lower().replace("/", "")) and unit.lower() != own.lower():
             if metric in SHARES:
                 how = ", a share from 0 to 1 (give 0.5 for 50%)"

@@ -24,6 +24,8 @@ DEFAULT_BUDGET = 100
 #: The largest count a setting may hold: a signed 64-bit integer, which every reader of the file
 #: takes exactly (a session is never written with a number it cannot read back).
 MAX_COUNT = 2**63 - 1
+#: Longest timeout or time limit accepted (s): a week; anything longer is a typo, not a plan.
+MAX_SECONDS = 7 * 24 * 3600.0
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from workbench.core.model.compiler import CompileResult, compile_cuda, max_threa
 from workbench.core.model.kernel_draft import (MAX_CHECKED_BYTES, launch_problem, parse_compiler_log, small_problem_values,
                                              undeclared_macro_hint)
 from workbench.core.errors import WorkbenchError, did_you_mean, printable
+from workbench.core.domain.figures import duration
 from workbench.core.domain.space import Config
 from workbench.core.domain.templates import KernelTemplate, non_finite_reference
 
@@ -128,17 +129,6 @@ class CheckProgress:
     eta_s: float | None
 
 
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return "?"
-    seconds = int(round(seconds))
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    if seconds >= 60:
-        return f"{seconds // 60}m{seconds % 60:02d}s"
-    return f"{seconds}s"
-
-
 def print_progress(stream: TextIO) -> Callable[[CheckProgress], None]:
     """A ``check_kernels`` progress callback printing one line per template to ``stream``."""
 
@@ -148,7 +138,7 @@ def print_progress(stream: TextIO) -> Callable[[CheckProgress], None]:
             return
         r = p.result
         print(f"[{p.number}/{p.templates}] {p.kernel}: {r.compiled}/{len(r.configs)} configs compiled "
-              f"({r.cached} cached) in {r.seconds:.1f} s; elapsed {_duration(p.elapsed_s)}, ETA {_duration(p.eta_s)}",
+              f"({r.cached} cached) in {r.seconds:.1f} s; elapsed {duration(p.elapsed_s)}, ETA {duration(p.eta_s)}",
               file=stream, flush=True)
 
     return show
@@ -164,8 +154,8 @@ def print_table_progress(stream: TextIO, every_s: float = 5.0) -> Callable[[Any]
             return
         last[0] = now
         state = "done" if p.finished else "compiling"
-        print(f"table {p.arch} {p.kernel}: {p.done}/{p.total} configs {state}, {_duration(p.elapsed_s)} elapsed, "
-              f"ETA {_duration(p.eta_s)}", file=stream, flush=True)
+        print(f"table {p.arch} {p.kernel}: {p.done}/{p.total} configs {state}, {duration(p.elapsed_s)} elapsed, "
+              f"ETA {duration(p.eta_s)}", file=stream, flush=True)
 
     return show
 

@@ -42,7 +42,9 @@ _ALIASES: dict[str, str] = {
 class GpuSpec:
     """One GPU model: counts, clocks, bandwidths and the CUDA occupancy limits of its architecture.
 
-    Units are in the field names (``_mhz``, ``_gbs`` = GB/s in 1e9 bytes, ``_bytes``, ``_ns``, ``_us``).
+    Units are in the field names (``_mhz``, ``_gbs`` = GB/s in 1e9 bytes, ``_bytes``, ``_ns``, ``_us``),
+    but for ``memory_gb``: the card's memory as its maker states it, in GiB (2**30 bytes: an "11 GB"
+    card holds 11 GiB, about 11.8e9 bytes, as the driver reports it).
     ``dram_efficiency`` is the fraction of the datasheet bandwidth a streaming kernel reaches
     (STREAM-like copy), ``dram_latency_ns`` the loaded round-trip latency used for Little's law,
     ``atomic_rate_gops`` the L2 throughput of atomics to distinct addresses and

@@ -96,7 +96,7 @@ def read_table(arch: str, folder: Path | None = None) -> dict[str, Any] | None:
         with open_regular(path) as raw, gzip.GzipFile(fileobj=raw) as unpacked:
             data = unpacked.read(MAX_TABLE_BYTES + 1)
         if len(data) > MAX_TABLE_BYTES:
-            raise ValueError(f"more than {MAX_TABLE_BYTES // 2**20} MB unpacked")
+            raise ValueError(f"more than {MAX_TABLE_BYTES // 2**20} MiB unpacked")
         table = json.loads(data.decode("utf-8"))
     except (OSError, EOFError, ValueError, RecursionError) as exc:  # (gzip's errors: OSError, EOFError)
         reason = printable(str(exc))[:200]
