@@ -13,7 +13,7 @@ Measurement protocol (why each step exists):
    dynamic shared memory against the device's own limits): ``launch_error``, and the worker carries
    on. Load the CUBIN and read the kernel's registers and static shared memory from the driver;
    where they differ from the ptxas log they replace it and the launch is checked again. Copy
-   ``__constant__`` inputs, opt in to more than 48 KB of shared memory.
+   ``__constant__`` inputs, opt in to more than 48 KiB of shared memory.
 3. Poison every output (NaN / 0xFF..), launch once, synchronise, and compare every element with the
    template's float64 reference under its tolerance, on the device, in its own ``verify`` phase
    (its own timeout, so the run timeout measures the kernel): a kernel that skips elements or

@@ -118,7 +118,7 @@ def main() -> int:
     kernel = module.get_function(ENTRY)
     for name in template.constants:  # __constant__ inputs go to the module's symbol
         upload_constant(cp.cuda.runtime, module, name, host[name])
-    opt_in_shared_memory(cp.cuda.driver, kernel, compiled.smem_bytes, SMEM)  # above 48 KB: opt in
+    opt_in_shared_memory(cp.cuda.driver, kernel, compiled.smem_bytes, SMEM)  # above 48 KiB: opt in
 
     buffers: dict[str, Any] = {}
     args: list[Any] = []

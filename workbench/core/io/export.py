@@ -793,7 +793,7 @@ DEFAULT_SHARED_PER_LAUNCH = 48 * 1024
 
 def shared_memory_note(plan: ExportPlan, choice: Choice) -> str | None:
     """What a build must call before launching ``choice``'s config, when its dynamic shared memory
-    with the static (as compiled, when the trial recorded it) is over the 48 KB a launch gets by
+    with the static (as compiled, when the trial recorded it) is over the 48 KiB a launch gets by
     default: the workbench opted in when it measured the config, and a launch that does not is
     refused by CUDA. None when nothing is needed."""
     if plan.template is None:
@@ -815,7 +815,7 @@ def shared_memory_note(plan: ExportPlan, choice: Choice) -> str | None:
         return None
     entry = plan.template.entry
     return (f"{dynamic} bytes of dynamic shared memory{f' with {static} static' if static else ''} is over the "
-            f"48 KB a launch gets by default: call cudaFuncSetAttribute({entry}, "
+            f"48 KiB a launch gets by default: call cudaFuncSetAttribute({entry}, "
             f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dynamic}) once before launching (the workbench's runs "
             "on a GPU do; without it the launch fails)")
 

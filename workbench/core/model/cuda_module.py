@@ -28,7 +28,7 @@ def upload_constant(runtime: Any, module: Any, name: str, value: Any) -> None:
 
 
 def opt_in_shared_memory(driver: Any, function: Any, static: int, dynamic: int) -> bool:
-    """Allow ``dynamic`` bytes of dynamic shared memory when static + dynamic exceeds the 48 KB a
+    """Allow ``dynamic`` bytes of dynamic shared memory when static + dynamic exceeds the 48 KiB a
     launch gets by default (the launch check has already compared the sum with the opt-in maximum).
 
     The low-level ``Function`` has no ``max_dynamic_shared_size_bytes`` property (that is

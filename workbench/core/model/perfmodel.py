@@ -189,7 +189,7 @@ def launch_check(
 ) -> str | None:
     """Why a real device would refuse this launch, worded like the CUDA error it would raise; None if fine.
 
-    Shared memory above the 48 KB default but within the opt-in maximum is accepted: backends opt
+    Shared memory above the 48 KiB default but within the opt-in maximum is accepted: backends opt
     in (``cudaFuncAttributeMaxDynamicSharedMemorySize``) before launching.
     """
     dims = [int(d) for d in block] + [1] * (3 - len(block))
