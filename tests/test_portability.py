@@ -176,6 +176,50 @@ def test_sessions_of_different_kernels_spaces_or_problems_refuse() -> None:
         portability_report([a, recorded("GPU A", {(64, 1): 1.0})])
 
 
+
+def test_sessions_of_other_code_or_other_slots_are_refused_by_every_feature_that_pools_them() -> None:
+    """A dispatch pooled a session with a slot the other lacked into one header, and an export
+    ranked two different python benchmarks named alike as one device's trials."""
+    from workbench.core.domain.portability import check_one_kernel
+    from workbench.core.io.dispatch import plan_dispatch
+    from workbench.core.io.export import plan_export
+
+    a = recorded("GPU A", {(32, 1): 1.0})
+    wider = recorded("GPU B", {(32, 1): 1.0})
+    wider.space = SearchSpace([*SPACE.slots, Slot("dummy", (0, 1))])
+    with pytest.raises(WorkbenchError, match=r"session 2: its slots \(block, dummy, tile\) differ"):
+        check_one_kernel([a, wider], ["session 1", "session 2"], "x")
+    bench = recorded("GPU B", {(32, 1): 1.0})
+    bench.kind, bench.source_hash = "python", "b5c9"
+    with pytest.raises(WorkbenchError, match="a python session beside session 1's recording one of the same name"):
+        check_one_kernel([a, bench], ["session 1", "session 2"], "x")
+    other_bench = recorded("GPU B", {(32, 1): 1.0})
+    other_bench.kind, other_bench.source_hash = "python", "5cb8"
+    with pytest.raises(WorkbenchError, match="its benchmark's code differs from session 1's"):
+        check_one_kernel([bench, other_bench], ["session 1", "session 2"], "x")
+    check_one_kernel([bench, bench], ["session 1", "session 2"], "x")  # one benchmark: fine
+    with pytest.raises(WorkbenchError, match="its benchmark's code differs"):
+        plan_export([bench, other_bench])
+    with pytest.raises(WorkbenchError, match="its slots .* differ"):
+        plan_dispatch([a, wider])
+
+
+def test_a_config_outside_a_devices_space_is_missing_there_not_predicted() -> None:
+    """A device whose session's space lacks a config (a narrowed or hand-edited space, another
+    template's) gave it "0.0% (predicted)", and made it that device's worst case."""
+    h200 = sim_session("vector_add", "H200", 8, seed=1)
+    t4 = sim_session("vector_add", "T4", 8, seed=2)
+    predictors, _notes = simulator_predictors([h200, t4])
+    best_h200 = portability_report([h200, t4], predictors=predictors).bests[0].config
+    narrowed = [s for s in t4.space.slots]
+    slot = next(s for s in narrowed if best_h200[s.name] in s.values and len(s.values) > 1)
+    t4.space = SearchSpace([Slot(s.name, tuple(v for v in s.values if v != best_h200[s.name]), s.group)
+                            if s is slot else s for s in narrowed])
+    t4.trials = [t for t in t4.trials if t.config[slot.name] != best_h200[slot.name]]
+    report = portability_report([h200, t4], predictors=predictors)
+    assert report.matrix[0][1].source == MISSING and report.matrix[0][1].fraction is None
+
+
 # --- simulated GPUs: predictions fill what was not measured --------------------------------------
 
 

@@ -1911,3 +1911,24 @@ def test_the_cards_config_copied_is_lines_the_results_filter_takes_back(window):
         assert proxy.rowCount() == rows, text
     with pytest.raises(WorkbenchError, match="use_shared has no value yes"):
         proxy.set_slot_filter("use_shared=yes")
+
+
+def test_an_unsaved_sessions_autosave_is_the_open_session_to_compare(shown, tmp_path):
+    """An unsaved session's autosave, added to Compare, was taken for another session and its curve
+    drawn twice; a python benchmark beside a template of its name was said to be "at another problem
+    size, :" (nothing named)."""
+    from workbench.core.domain.session import save_session
+
+    view = shown.compare
+    assert shown.path is None
+    shown.autosave_path = tmp_path / "autosave.json"
+    save_session(shown.model.session, shown.autosave_path)
+    with pytest.raises(WorkbenchError, match="autosave.json is the open session"):
+        view.add_session(str(shown.autosave_path))
+    bench = _session()
+    bench.kind, bench.source_hash = "python", "5cb8"
+    other = tmp_path / "bench.json"
+    save_session(bench, other)
+    view.add_session(str(other))
+    legend = view.curve_legend.text()
+    assert "another kernel" in legend and "at another problem size, :" not in legend

@@ -455,9 +455,9 @@ class CompareView(QWidget):
             which = "this session" if k == 0 and session is self.model.session else f"session {k + 1}"
             entry = (f'<span style="color:rgb{colour}">{stroke}</span> {which}: '
                      f'{html.escape(labels[k])} ({final})')
-            if sessions and session is not sessions[0] and session.kernel != sessions[0].kernel:
+            if sessions and session is not sessions[0] and _other_code(session, sessions[0]):
                 entry += f" <span style='color:{WARNING_TEXT}'>(another kernel: its latencies measure other work)</span>"
-            elif elsewhere is not None:
+            elif elsewhere:
                 differs = ", ".join(f"{key}={value}" for key, value in elsewhere.items()
                                     if problem is None or problem_key({key: problem.get(key)}) != problem_key({key: value}))
                 differs = differs or ", ".join(f"{key}={value}" for key, value in elsewhere.items())
@@ -478,3 +478,12 @@ def _slot_text(value: object) -> str:
     the charts write a switch too), a float as given (0.001; the results table's column writes its
     floats at one precision, 0.001000, beside each other)."""
     return str(value) if isinstance(value, (bool, float)) else fmt(value)
+
+
+def _other_code(session: Any, first: Any) -> bool:
+    """Whether ``session`` measured other code than ``first``: another kernel, a python benchmark
+    beside a template, or another benchmark under the same name (a benchmark's name is the
+    person's to give; its code is its identity)."""
+    if session.kernel != first.kernel or (session.kind != first.kind and "python" in (session.kind, first.kind)):
+        return True
+    return session.kind == "python" and session.source_hash != first.source_hash

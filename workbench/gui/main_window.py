@@ -507,7 +507,7 @@ class MainWindow(WindowRuns):
     def _build_compare(self) -> QWidget:
         from workbench.gui.compare_view import CompareView
 
-        return CompareView(self.model, opened=lambda: self.toolbar.kernel_folders, session_path=lambda: self.path)
+        return CompareView(self.model, opened=lambda: self.toolbar.kernel_folders, session_path=self._shown_file)
 
     def _build_size_view(self) -> QWidget:
         from workbench.gui.size_view import SizeView
@@ -517,7 +517,12 @@ class MainWindow(WindowRuns):
     def _build_portability(self) -> QWidget:
         from workbench.gui.portability_view import PortabilityView
 
-        return PortabilityView(self.model, templates=self._prediction_templates, session_path=lambda: self.path)
+        return PortabilityView(self.model, templates=self._prediction_templates, session_path=self._shown_file)
+
+    def _shown_file(self) -> Path | None:
+        """The file that holds the session shown: its own, or while it is unsaved its autosave (added
+        to Compare or Portability, the autosave was taken for another session: one curve drawn twice)."""
+        return self.path or self.autosave_path
 
     def _prediction_templates(self, kernel: str) -> dict[str, Any]:
         """``{kernel: template}`` when the kernel list runs ``kernel`` from a folder as a declarative

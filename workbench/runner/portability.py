@@ -60,6 +60,13 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
         if other is not None:  # the shipped namesake is other code: its predictions would be of another kernel
             notes.append(f"{name}: no prediction ({other}, which is not loaded; use {FLAG_WORDING['kernel_dir'](str(unloaded[0]))})")
             continue
+        if standing is not None and session.source_hash and not standing.is_code_of(session.source_hash):
+            # (a folder's template of the same name, loaded for another session: its configs and
+            # times are of other code, and a config of its space may not be one of this session's)
+            where = f" ({standing.path})" if getattr(standing, "path", None) else ""
+            notes.append(f"{name}: no prediction (the template {session.kernel!r} loaded{where} is not the code "
+                         "this session was tuned on)")
+            continue
         options["kernel_dirs"] = [] if template is not None else [str(d) for d in kernel_dirs]  # never the session's own
         options["problem"] = {**session.problem, **(at or {})}
         try:

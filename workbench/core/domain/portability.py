@@ -241,6 +241,31 @@ def _problem_of(session: Session, at: Mapping[str, Any] | None) -> dict[str, Any
     return {**session.problem, **(at or {})}
 
 
+def check_one_kernel(sessions: Sequence[Session], labels: Sequence[str], purpose: str) -> None:
+    """One clear line when the sessions are not one kernel over one space's slots: another kernel,
+    a python benchmark beside a template, two benchmarks' other code under one name (a benchmark's
+    ``NAME`` is the person's to give), or other slots. ``purpose`` ends the line (``portability
+    compares one kernel on several GPUs``). Every feature that pools sessions asks it: a dispatch
+    pooled a session with a slot the other lacked into one header, and an export ranked two
+    different benchmarks' trials as one device's."""
+    first = sessions[0]
+    names = {s.name for s in first.space.slots} if first.space is not None else set()
+    for session, label in zip(sessions[1:], labels[1:]):
+        if session.kernel != first.kernel:
+            raise WorkbenchError(f"{label}: kernel {session.kernel!r} differs from {labels[0]}'s {first.kernel!r}; "
+                                 f"{purpose}")
+        if session.kind != first.kind and "python" in (session.kind, first.kind):
+            raise WorkbenchError(f"{label}: a {session.kind} session beside {labels[0]}'s {first.kind} one of the "
+                                 f"same name; {purpose}")
+        if session.kind == "python" and session.source_hash != first.source_hash:
+            raise WorkbenchError(f"{label}: its benchmark's code differs from {labels[0]}'s (another file under the "
+                                 f"name {first.kernel!r}, or one edited since); {purpose}")
+        other = {s.name for s in session.space.slots} if session.space is not None else set()
+        if other != names:
+            raise WorkbenchError(f"{label}: its slots ({', '.join(sorted(other)) or 'none'}) differ from "
+                                 f"{labels[0]}'s ({', '.join(sorted(names)) or 'none'}); not the same space")
+
+
 def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Mapping[str, Any] | None = None) -> None:
     """One clear line when the sessions are not one kernel, one space and one problem (``at`` over each)."""
     first = sessions[0]
@@ -249,15 +274,8 @@ def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Map
         known = ", ".join(sorted(first.problem)) or "none"
         raise WorkbenchError(template=f"{{at:{quoted(unknown[0])}}}: not a problem parameter of {quoted(labels[0])} "
                                       f"(these are: {quoted(known)})")
-    names = {s.name for s in first.space.slots} if first.space is not None else set()
+    check_one_kernel(sessions, labels, "portability compares one kernel on several GPUs")
     for session, label in zip(sessions[1:], labels[1:]):
-        if session.kernel != first.kernel:
-            raise WorkbenchError(f"{label}: kernel {session.kernel!r} differs from {labels[0]}'s {first.kernel!r}; "
-                                 "portability compares one kernel on several GPUs")
-        other = {s.name for s in session.space.slots} if session.space is not None else set()
-        if other != names:
-            raise WorkbenchError(f"{label}: its slots ({', '.join(sorted(other)) or 'none'}) differ from "
-                                 f"{labels[0]}'s ({', '.join(sorted(names)) or 'none'}); not the same space")
         if _problem_of(session, at) != _problem_of(first, at):
             # sweeps started at different sizes may share others: one of those is picked with --at
             hint = shared_size_hint(first, session) if not at else ""
@@ -279,6 +297,7 @@ class _Device:
     best_score: float
     predictor: Predictor | None = None
     simulated: bool = False
+    space: Any = None  # the space of the device's session at its own problem (None: not known)
 
 
 def _device_table(name: str, session: str, trials: list[Trial], constraints: Constraints,
@@ -310,6 +329,8 @@ def _cell(device: _Device, config: Config) -> Cell:
         return Cell(device.fractions[config.id], SIMULATED if device.simulated else MEASURED)
     if config.id in device.status:
         return Cell(0.0, device.status[config.id])
+    if device.space is not None and config not in device.space:
+        return Cell(None, MISSING)  # (not a config of that session's space: nothing to predict)
     if device.predictor is not None and device.best is not None:
         mine = device.predictor(config)
         theirs = device.predictor(device.best.config)
@@ -421,6 +442,7 @@ def portability_report(
             raise SessionUnanswered(label, f"{label}: nothing feasible on {name} ({summary})")
         table.predictor = predictors.get(name)
         table.simulated = name in simulated
+        table.space = spaces.get(name)
         devices.append(table)
 
     bests = []
@@ -591,6 +613,7 @@ __all__ = [
     "PortablePick",
     "Predictor",
     "check_compatible",
+    "check_one_kernel",
     "format_report",
     "max_min_pick",
     "portability_report",

@@ -55,6 +55,7 @@ from workbench.core.io.export import (
 )
 from workbench.core.domain.measurement import LATENCY, Trial
 from workbench.core.domain.objective import Constraints, Weights, rank
+from workbench.core.domain.portability import check_one_kernel
 from workbench.core.domain.records import Provenance
 from workbench.core.domain.session import Session, problem_key
 from workbench.core.domain.sizes import sweep_progress, telling_parameters
@@ -197,9 +198,7 @@ def plan_dispatch(
     labels = [str(sources[i]) if sources and i < len(sources) else f"session {i + 1}" for i in range(len(sessions))]
     constraints = first.constraints if constraints is None else constraints
     weights = first.weights if weights is None else weights
-    for session, label in zip(sessions[1:], labels[1:]):
-        if session.kernel != first.kernel:
-            raise WorkbenchError(f"{label}: kernel {session.kernel!r} differs from {labels[0]}'s {first.kernel!r}")
+    check_one_kernel(sessions, labels, "a dispatch serves one kernel")
     devices = sorted({str(s.device.get("name") or "unknown device") for s in sessions})
     if len(devices) > 1:
         raise WorkbenchError(f"the sessions ran on {len(devices)} devices ({', '.join(devices)}); "

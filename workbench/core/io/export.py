@@ -38,6 +38,7 @@ import numpy as np
 from workbench.core.errors import SpaceError, WorkbenchError, counted, quoted, write_error
 from workbench.core.fs import atomic_write
 from workbench.core.domain.macros import export_macro, reserved_macro
+from workbench.core.domain.portability import check_one_kernel
 from workbench.core.domain.records import (PROVENANCE_NOTES, PROVENANCE_ORDER, Provenance, is_arch_name, least_measured,
                                            provenance, provenance_tag)
 from workbench.core.domain.measurement import LATENCY, Trial
@@ -224,6 +225,7 @@ def plan_export(
     kernels = sorted({s.kernel for s in sessions})
     if len(kernels) > 1:
         raise WorkbenchError(f"the sessions tune different kernels ({', '.join(kernels)}); export them one at a time")
+    check_one_kernel(sessions, labels, "export them one at a time")
     picked = [_export_problem(s, label, at, sessions) for s, label in zip(sessions, labels)]
     problem = picked[0][0]
     for session, (theirs, _trials), label in zip(sessions[1:], picked[1:], labels[1:]):
