@@ -56,7 +56,7 @@ def test_aborted_candidates_keep_a_bound_and_come_back_when_the_limit_is_relaxed
     assert main(["tune", "--remeasure-aborted", "--out", str(out), "--max-latency-ms", str(limit), "--quiet"]) == 0
     said = capsys.readouterr()
     assert (f"{len(aborted)} candidates stopped early, {len(back)} of them measured again in full since, "
-            f"the other {len(aborted) - len(back)} still over the latency limit in force ({limit:g} ms)") in said.out
+            f"the other {len(aborted) - len(back)} still over the latency limit in force ({limit!r} ms)") in said.out
     # the objective flags given then are not stored (nothing is written), and that is said
     assert out.read_bytes() == before
     assert f"note: {out} is unchanged: the objective flags become the session's with what they re-measure" in said.err

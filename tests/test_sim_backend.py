@@ -170,6 +170,10 @@ def test_max_latency_aborts_hopeless_configs_keeping_a_bound() -> None:
     assert m.status is Status.ABORTED and m.message.startswith(f"aborted above {bound:.4g} ms")
     full = backend.evaluate(target.default_config, EvalLimits())
     assert full.ok and full.metric("latency_ms") >= bound > 1.5e-4
+    # what the config holds is known without its timing: kept, so the chart of latency against
+    # memory draws the aborted config at its bound on its default axis (it drew none of them)
+    for held in ("memory_mb", "onchip_kb_per_sm"):
+        assert m.metric(held) == full.metric(held), held
 
 
 def test_every_shipped_template_evaluates_its_default_config() -> None:
@@ -438,6 +442,7 @@ def test_measured_trials_report_the_memory_figures_the_simulator_reports() -> No
     stand_in = SimpleNamespace(template=sim.template, problem=target.problem, copy_bandwidth_gbs=None,
                                device={"peak_bandwidth_gbs": 4800.0, "peak_fp32_gflops": 60000.0},
                                gpu_limits=load_gpu("H200"), baseline=None, _nvml=None)
+    stand_in._footprint = lambda *args: CudaBackend._footprint(stand_in, *args)  # (what an aborted one keeps too)
     compiled = SimpleNamespace(registers=32, smem_bytes=512)
     measured = {name: CudaBackend._metrics(stand_in, [0.1, 0.1, 0.1], {}, {}, (64, 1, 1), (100, 1, 1), 0,
                                            compiled, config)

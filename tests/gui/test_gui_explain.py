@@ -1932,3 +1932,42 @@ def test_an_unsaved_sessions_autosave_is_the_open_session_to_compare(shown, tmp_
     view.add_session(str(other))
     legend = view.curve_legend.text()
     assert "another kernel" in legend and "at another problem size, :" not in legend
+
+
+def test_the_tradeoff_chart_draws_rings_and_names_what_it_plots_and_follows_weights_and_directions(window):
+    """Read back from the chart: an aborted trial selected got no ring (its x was its NaN latency,
+    where its ▷ sits at its bound); a hover left out the figure a point is drawn at; the y chooser
+    offered a metric only once the trial count changed after its direction was given; and under a
+    weight on on-chip storage the star sat inside a front drawn against another figure."""
+    space = _space()
+    trials = []
+    for i, config in enumerate(space):
+        held = {"memory_mb": 10.0 + i, "onchip_kb_per_sm": 16.0 * (1 + i % 4), "onchip_kb_per_block": 4.0 * (1 + i % 3),
+                "merit": float(i % 5)}
+        if i == 3:
+            measurement = Measurement(Status.ABORTED, {"latency_bound_ms": 0.9, **held}, "aborted above 0.9 ms")
+        else:
+            measurement = Measurement(Status.OK, {"latency_ms": 0.1 + 0.02 * i, **held})
+        trials.append(Trial(i, config, measurement))
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU"}))
+    chart = window.tradeoff_chart
+    chart.refresh()
+    assert chart.y_name == "onchip_kb_per_sm"  # the figure that differs most
+    window.model.set_weights({"latency_ms": 1.0, "onchip_kb_per_block": 1.0})
+    chart.refresh()
+    assert chart.y_name == "onchip_kb_per_block"  # the figure the score weighs: the star is on its front
+    window.model.select(3)
+    xy = chart._xy(3)
+    assert xy is not None and xy[0] == 0.9  # at its bound, where its ▷ is drawn
+    assert metric_label("onchip_kb_per_block") in chart._tip(0, 0, 1)
+    # a benchmark's own figures, no memory among them: one without a direction is offered once given one
+    trials = [Trial(i, config, Measurement(Status.OK, {"latency_ms": 0.1 + 0.02 * i, "merit": float(i % 5),
+                                                       "energy_j": 1.0 + i}))
+              for i, config in enumerate(space)]
+    window.model.set_session(Session(kernel="toy", space=space, trials=trials, device={"name": "toy GPU"}))
+    chart.refresh()
+    assert [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())] == ["energy_j"]
+    window.model.set_weights({"latency_ms": 1.0, "merit": 1.0})
+    window.model.set_direction("merit", -1)
+    chart.refresh()
+    assert "merit" in [chart.y_combo.itemData(i) for i in range(chart.y_combo.count())]

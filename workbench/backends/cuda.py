@@ -344,7 +344,10 @@ class CudaBackend(Backend):
         try:
             samples = self._time(launch, limits)
         except _EarlyAbort as abort:
-            return Measurement(Status.ABORTED, metrics={"latency_bound_ms": abort.latency, **resources},
+            # what the config holds is known without its timing: kept, so the chart of latency
+            # against memory draws it at its bound like the simulator's
+            footprint, _occupied = self._footprint(config, block, smem, compiled)
+            return Measurement(Status.ABORTED, metrics={"latency_bound_ms": abort.latency, **footprint, **resources},
                                message=str(abort))
         except Exception as exc:  # noqa: BLE001
             return self._cuda_failure(Status.RUNTIME_ERROR, "kernel failed while timing", exc, resources)
@@ -360,6 +363,16 @@ class CudaBackend(Backend):
         note = " (the context is lost: the worker is replaced)" if sticky else ""
         return Measurement.failure(status, f"{what}: {exc}{note}", str(exc), **resources)
 
+    def _footprint(self, config: Config | None, block: tuple[int, int, int], smem: int,
+                   compiled: Any) -> tuple[dict[str, float], Any]:
+        """What ``config`` holds, as the simulator reports it (core/model/footprint.py): device
+        memory and on-chip storage, with the occupancy they allow."""
+        threads = block[0] * block[1] * block[2]
+        occupied = occupancy(self.gpu_limits, threads, compiled.registers, compiled.smem_bytes + smem)
+        held = {"memory_mb": device_memory_mb(self.template, self.problem, config),
+                **onchip_figures(compiled.registers, compiled.smem_bytes + smem, threads, occupied.active_blocks_per_sm)}
+        return held, occupied
+
     def _metrics(self, samples: list[float], resources: Mapping[str, float], errors: dict[str, float],
                  block: tuple[int, int, int], grid: tuple[int, int, int], smem: int, compiled: Any,
                  config: Config | None = None) -> dict[str, float]:
@@ -371,8 +384,7 @@ class CudaBackend(Backend):
         peak_bw = self.copy_bandwidth_gbs or self.device.get("peak_bandwidth_gbs") or math.nan
         peak_fp32 = self.device.get("peak_fp32_gflops") or math.nan
         pct = max(throughput / peak_bw, gflops / peak_fp32) * 100.0
-        threads = block[0] * block[1] * block[2]
-        occupied = occupancy(self.gpu_limits, threads, compiled.registers, compiled.smem_bytes + smem)
+        footprint, occupied = self._footprint(config, block, smem, compiled)
         metrics = {
             "latency_ms": latency,
             "latency_p20_ms": _percentile(samples, 20),
@@ -381,9 +393,7 @@ class CudaBackend(Backend):
             "throughput_gbs": throughput,
             "gflops": gflops,
             "pct_of_peak": pct,
-            # what this config holds, as the simulator reports it (core/model/footprint.py)
-            "memory_mb": device_memory_mb(self.template, self.problem, config),
-            **onchip_figures(compiled.registers, compiled.smem_bytes + smem, threads, occupied.active_blocks_per_sm),
+            **footprint,
             "occupancy": float(occupied.fraction),
             **resources,
             **errors,

@@ -467,7 +467,11 @@ class SimBackend(Backend):
         if limits.max_latency_ms is not None and p20 > 1.5 * limits.max_latency_ms:
             # what timing would see before giving up: the fast end of the first samples, a lower
             # bound on the median; kept so that relaxing the constraint can bring the config back
-            return Measurement(Status.ABORTED, metrics={"latency_bound_ms": p20, **used},
+            # (what the config holds is known without its timing: the chart of latency against
+            # memory draws it at its bound)
+            held = {"memory_mb": needed_mb,
+                    "onchip_kb_per_sm": used["onchip_kb_per_block"] * prediction.occupancy.active_blocks_per_sm}
+            return Measurement(Status.ABORTED, metrics={"latency_bound_ms": p20, **held, **used},
                                message=f"aborted above {p20:.4g} ms: more than 1.5 x the max latency "
                                        f"{limits.max_latency_ms:g} ms (modelled)",
                                details=details)

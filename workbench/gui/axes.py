@@ -90,8 +90,10 @@ SWITCH_FACTOR = 2.0
 
 def default_tradeoff_metric(model: Any, offered: list[str], upto: int | None = None) -> str | None:
     """Of ``offered`` (:func:`tradeoff_metrics`), the run's other objective (:func:`pareto_partner`)
-    when it is one, else the first, in the chooser's order, of the metrics whose values differ
-    between successful trials within :data:`SWITCH_FACTOR` of the most (None: nothing offered).
+    when it is one, else the offered metric the score weighs most (the recommendation is the best
+    trade-off of latency and it: drawn against another, its star sat inside the front), else the
+    first, in the chooser's order, of the metrics whose values differ between successful trials
+    within :data:`SWITCH_FACTOR` of the most (None: nothing offered).
 
     A function of the trials alone, not of what was shown before: a session reopened, or
     replayed, gets the axis the run ended with (remembering the axis on show made a run end on
@@ -105,6 +107,11 @@ def default_tradeoff_metric(model: Any, offered: list[str], upto: int | None = N
     partner = pareto_partner(model)
     if partner in offered:
         return partner
+    weights = getattr(model, "weights", None)
+    weighted = sorted((weight, name) for name, weight in (weights.active().items() if weights is not None else ())
+                      if name in offered and name != "latency_ms")
+    if weighted:
+        return weighted[-1][1]
     ok = ~model.failed_mask()[:upto]  # ``upto``: the first trials only (the chart's cadence on big sessions)
     # a rate of fixed work (GFLOP/s of one problem) is the latency read again: every point on one
     # hyperbola, no trade-off to show. What a config costs when it runs comes before what it cost

@@ -255,7 +255,12 @@ class ChartBase(QWidget):
 
     def _tip(self, x: float, y: float, data: Any) -> str:
         index = int(data) if data is not None else -1
-        return describe_trial(self.model, index) if 0 <= index < self.model.n else ""
+        return describe_trial(self.model, index, self.plotted_metrics()) if 0 <= index < self.model.n else ""
+
+    def plotted_metrics(self) -> tuple[str, ...]:
+        """The metrics the chart's axes plot (a hover names them: an on-chip figure the point was
+        drawn at was not among the usual ones the text gives)."""
+        return ()
 
     def _clicked(self, _item: Any, points: Any, *_: Any) -> None:
         if len(points):
@@ -484,7 +489,9 @@ class TradeoffChart(ChartBase):
         # run had, decided at 1,000, rather than one of all 1,999
         n = self.model.n
         upto = n if n < 1000 else n // 1000 * 1000
-        key = (upto, id(self.model.session))
+        # (a direction given to a metric makes it one the chart can offer)
+        weights = self.model.weights
+        key = (upto, id(self.model.session), tuple(sorted(weights.directions.items())), tuple(sorted(weights.active().items())))
         if self._default_y[0] != key:
             offered = tradeoff_metrics(self.model)
             self._default_y = (key, (offered, default_tradeoff_metric(self.model, offered, upto)))
@@ -638,8 +645,14 @@ class TradeoffChart(ChartBase):
             line.blockSignals(False)
             line.label.valueChanged()
 
+    def plotted_metrics(self) -> tuple[str, ...]:
+        return ("latency_ms", self.y_name)
+
     def _xy(self, index: int) -> tuple[float, float] | None:
-        return float(self.model.metric("latency_ms")[index]), float(self.model.metric(self.y_name)[index])
+        latency = float(self.model.metric("latency_ms")[index])
+        if not math.isfinite(latency) and self.model.aborted_mask()[index]:
+            latency = float(self.model.metric("latency_bound_ms")[index])  # (drawn at its bound: the ring goes there)
+        return latency, float(self.model.metric(self.y_name)[index])
 
     def _latency_label(self, position: float, short: bool = False) -> str:
         """The latency limit's label at the line's ``position`` (its logarithm on a log axis): read
@@ -794,6 +807,9 @@ class MetricChart(ChartBase):
 
     def axes(self) -> tuple[str, str]:
         return self.x_combo.currentData() or "", self.y_combo.currentData() or ""
+
+    def plotted_metrics(self) -> tuple[str, ...]:
+        return tuple(name for name in self.axes() if name and not name.startswith("slot:"))
 
     def plotted_title(self) -> str:
         x, y = self.axes()

@@ -132,13 +132,15 @@ def config_text(config: Any) -> str:
     return ", ".join(f"{k}={v}" for k, v in config.items())
 
 
-def describe_trial(model: Any, index: int) -> str:
-    """The hover text of a point: the config, status, key metrics, feasibility and score."""
+def describe_trial(model: Any, index: int, plotted: tuple[str, ...] = ()) -> str:
+    """The hover text of a point: the config, status, key metrics, feasibility and score, and the
+    ``plotted`` metrics (the chart's axes), so the figures a point is drawn at are among them."""
     trial = model.trials[index]
     lines = [f"trial {trial.index}  [{trial.config.id}]  {trial.status.value}", config_text(trial.config)]
     if trial.ok:
         metrics = trial.measurement.metrics
-        shown = [k for k in ("latency_ms", "memory_mb", "throughput_gbs", "gflops", "quality", "occupancy") if k in metrics]
+        usual = ("latency_ms", "memory_mb", "throughput_gbs", "gflops", "quality", "occupancy")
+        shown = [k for k in dict.fromkeys((*usual, *plotted)) if k in metrics]
         lines.append("  ".join(f"{metric_label(k)} {fmt(metrics[k])}" for k in shown))
         ranking = model.ranking
         if ranking is not None:
