@@ -84,7 +84,8 @@ def test_bound_parse_rejects_with_one_line(text: str, fragment: str) -> None:
 
 def test_a_descriptive_figure_takes_the_unit_the_views_write() -> None:
     """The card and the columns write on-chip storage in KiB, and a bound naming it was refused
-    without saying which unit the metric takes."""
+    without saying which unit the metric takes. A metric of one's own that counts bits takes bits."""
+    assert Bound.parse("link_mbps >= 300 Mbps") == Bound("link_mbps", ">=", 300.0)
     assert Bound.parse("onchip_kb_per_sm <= 200 KiB") == Bound("onchip_kb_per_sm", "<=", 200.0)
     assert Bound.parse("dram_mb <= 5 MB") == Bound("dram_mb", "<=", 5.0)
 

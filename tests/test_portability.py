@@ -189,17 +189,26 @@ def test_sessions_of_other_code_or_other_slots_are_refused_by_every_feature_that
     wider.space = SearchSpace([*SPACE.slots, Slot("dummy", (0, 1))])
     with pytest.raises(WorkbenchError, match=r"session 2: its slots \(block, dummy, tile\) differ"):
         check_one_kernel([a, wider], ["session 1", "session 2"], "x")
-    bench = recorded("GPU B", {(32, 1): 1.0})
-    bench.kind, bench.source_hash = "python", "b5c9"
-    with pytest.raises(WorkbenchError, match="a python session beside session 1's recording one of the same name"):
-        check_one_kernel([a, bench], ["session 1", "session 2"], "x")
-    other_bench = recorded("GPU B", {(32, 1): 1.0})
-    other_bench.kind, other_bench.source_hash = "python", "5cb8"
-    with pytest.raises(WorkbenchError, match="its benchmark's code differs from session 1's"):
+    def benchmark(path: str, source_hash: str) -> Session:
+        session = recorded("GPU B", {(32, 1): 1.0})
+        session.kind, session.source_hash = "python", source_hash
+        session.backend = {"kind": "python", "options": {"path": path}}
+        return session
+
+    template = recorded("GPU A", {(32, 1): 1.0})
+    template.kind = "template"
+    bench = benchmark("/a/bench.py", "b5c9")
+    with pytest.raises(WorkbenchError, match="a python session beside session 1's template one of the same name"):
+        check_one_kernel([template, bench], ["session 1", "session 2"], "x")
+    other_bench = benchmark("/b/bench.py", "5cb8")
+    with pytest.raises(WorkbenchError, match="its benchmark is another file than session 1's, of other code"):
         check_one_kernel([bench, other_bench], ["session 1", "session 2"], "x")
-    check_one_kernel([bench, bench], ["session 1", "session 2"], "x")  # one benchmark: fine
-    with pytest.raises(WorkbenchError, match="its benchmark's code differs"):
+    with pytest.raises(WorkbenchError, match="its benchmark is another file"):
         plan_export([bench, other_bench])
+    # what may be one benchmark is taken as one: its replay (a recording), the same file hashed by an
+    # earlier version or edited since (tune --resume takes it so), a hash not recorded
+    for same in (a, benchmark("/a/bench.py", "a3b3"), benchmark("/b/bench.py", "")):
+        check_one_kernel([bench, same], ["session 1", "session 2"], "x")
     with pytest.raises(WorkbenchError, match="its slots .* differ"):
         plan_dispatch([a, wider])
 
@@ -605,3 +614,13 @@ def test_the_sampled_note_never_waits_for_a_space_that_is_slow_to_count() -> Non
     big.count()
     assert _cheap_count(big) == big.known_count  # counted before (the slots panel): taken
     assert _cheap_count(SPACE) == 6 and _cheap_count(None) is None
+
+
+def test_a_session_tuned_on_an_earlier_version_of_a_shipped_template_is_still_predicted() -> None:
+    """The check that a folder's template of the name is not the session's code also stopped the
+    predictions of every simulated session older than the shipped template's last change."""
+    h200 = sim_session("vector_add", "H200", 8, seed=1)
+    t4 = sim_session("vector_add", "T4", 8, seed=2)
+    t4.source_hash = "0123456789abcdef"  # (an earlier version's)
+    predictors, notes = simulator_predictors([h200, t4])
+    assert set(predictors) == {h200.device["name"], t4.device["name"]} and not notes

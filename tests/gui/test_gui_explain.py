@@ -1942,7 +1942,7 @@ def test_the_tradeoff_chart_draws_rings_and_names_what_it_plots_and_follows_weig
     space = _space()
     trials = []
     for i, config in enumerate(space):
-        held = {"memory_mb": 10.0 + i, "onchip_kb_per_sm": 16.0 * (1 + i % 4), "onchip_kb_per_block": 4.0 * (1 + i % 3),
+        held = {"memory_mb": 10.0, "onchip_kb_per_sm": 16.0 * (1 + i % 4), "onchip_kb_per_block": 4.0 * (1 + i % 3),
                 "merit": float(i % 5)}
         if i == 3:
             measurement = Measurement(Status.ABORTED, {"latency_bound_ms": 0.9, **held}, "aborted above 0.9 ms")
@@ -1953,6 +1953,9 @@ def test_the_tradeoff_chart_draws_rings_and_names_what_it_plots_and_follows_weig
     chart = window.tradeoff_chart
     chart.refresh()
     assert chart.y_name == "onchip_kb_per_sm"  # the figure that differs most
+    window.model.set_weights({"latency_ms": 1.0, "memory_mb": 1.0})
+    chart.refresh()
+    assert chart.y_name == "onchip_kb_per_sm"  # a weighted figure every config shares: not one flat line
     window.model.set_weights({"latency_ms": 1.0, "onchip_kb_per_block": 1.0})
     chart.refresh()
     assert chart.y_name == "onchip_kb_per_block"  # the figure the score weighs: the star is on its front

@@ -108,11 +108,12 @@ def default_tradeoff_metric(model: Any, offered: list[str], upto: int | None = N
     if partner in offered:
         return partner
     weights = getattr(model, "weights", None)
+    ok = ~model.failed_mask()[:upto]  # ``upto``: the first trials only (the chart's cadence on big sessions)
+    # (a weighted figure every config shares ranks nothing, and would draw every point on one line)
     weighted = sorted((weight, name) for name, weight in (weights.active().items() if weights is not None else ())
-                      if name in offered and name != "latency_ms")
+                      if name in offered and name != "latency_ms" and relative_spread(model.metric(name)[:upto][ok]) > 0)
     if weighted:
         return weighted[-1][1]
-    ok = ~model.failed_mask()[:upto]  # ``upto``: the first trials only (the chart's cadence on big sessions)
     # a rate of fixed work (GFLOP/s of one problem) is the latency read again: every point on one
     # hyperbola, no trade-off to show. What a config costs when it runs comes before what it cost
     # to build: a recording's compile time drew a "Pareto front" of compile seconds against

@@ -484,6 +484,7 @@ def _other_code(session: Any, first: Any) -> bool:
     """Whether ``session`` measured other code than ``first``: another kernel, a python benchmark
     beside a template, or another benchmark under the same name (a benchmark's name is the
     person's to give; its code is its identity)."""
-    if session.kernel != first.kernel or (session.kind != first.kind and "python" in (session.kind, first.kind)):
-        return True
-    return session.kind == "python" and session.source_hash != first.source_hash
+    from workbench.core.domain.portability import other_benchmark
+
+    return (session.kernel != first.kernel or {session.kind, first.kind} == {"python", "template"}
+            or other_benchmark(session, first))

@@ -146,7 +146,7 @@ class Bound:
         metric, unit = match["metric"], match["unit"]
         # (gflops: GFLOP/s, as Kernel Tuner names it; onchip_kb_per_sm: KiB, as the views write it)
         own = METRICS[metric].unit if metric in METRICS else DESCRIPTIVE_UNITS.get(metric, "")
-        if unit and re.search(r"[KMGTP]b", unit):  # Gb/s, Mb: bits, an eighth of the bytes the metric counts
+        if unit and own and "B" in own and re.search(r"[KMGTP]b", unit):  # Gb/s for GB/s: bits, an eighth of the bytes
             raise WorkbenchError(f"constraint {text.strip()!r}: unit {unit!r} counts bits; {metric} counts bytes"
                                  + (f" ({own})" if own else "") + ": give the value in bytes")
         if unit and not metric.lower().endswith("_" + unit.lower().replace("/", "")) and unit.lower() != own.lower():

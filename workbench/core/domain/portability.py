@@ -254,16 +254,27 @@ def check_one_kernel(sessions: Sequence[Session], labels: Sequence[str], purpose
         if session.kernel != first.kernel:
             raise WorkbenchError(f"{label}: kernel {session.kernel!r} differs from {labels[0]}'s {first.kernel!r}; "
                                  f"{purpose}")
-        if session.kind != first.kind and "python" in (session.kind, first.kind):
+        if {session.kind, first.kind} == {"python", "template"}:
             raise WorkbenchError(f"{label}: a {session.kind} session beside {labels[0]}'s {first.kind} one of the "
                                  f"same name; {purpose}")
-        if session.kind == "python" and session.source_hash != first.source_hash:
-            raise WorkbenchError(f"{label}: its benchmark's code differs from {labels[0]}'s (another file under the "
-                                 f"name {first.kernel!r}, or one edited since); {purpose}")
+        if other_benchmark(session, first):
+            raise WorkbenchError(f"{label}: its benchmark is another file than {labels[0]}'s, of other code, "
+                                 f"under the name {first.kernel!r}; {purpose}")
         other = {s.name for s in session.space.slots} if session.space is not None else set()
         if other != names:
             raise WorkbenchError(f"{label}: its slots ({', '.join(sorted(other)) or 'none'}) differ from "
                                  f"{labels[0]}'s ({', '.join(sorted(names)) or 'none'}); not the same space")
+
+
+def other_benchmark(session: Session, first: Session) -> bool:
+    """Whether two python benchmark sessions measured other code: other files whose code differs.
+    One file whose hash differs may be the same code hashed by an earlier version (``tune --resume``
+    takes such a session as the file's), or the file edited since; a hash not recorded says nothing."""
+    if session.kind != "python" or first.kind != "python" or not session.source_hash or not first.source_hash:
+        return False
+    paths = [(s.backend.get("options") or {}).get("path") if isinstance(s.backend, dict) else None
+             for s in (session, first)]
+    return session.source_hash != first.source_hash and None not in paths and paths[0] != paths[1]
 
 
 def check_compatible(sessions: Sequence[Session], labels: Sequence[str], at: Mapping[str, Any] | None = None) -> None:
@@ -614,6 +625,7 @@ __all__ = [
     "Predictor",
     "check_compatible",
     "check_one_kernel",
+    "other_benchmark",
     "format_report",
     "max_min_pick",
     "portability_report",
