@@ -364,6 +364,17 @@ def test_show_says_how_the_trials_were_searched(cli, tmp_path: Path) -> None:
     line = next(x for x in cli("show", out).stdout.splitlines() if x.startswith("search"))
     assert line == ("search   genetic (seed 3, population=6, pruned to 0.5 by the cost model, "
                     "stop after 20 evaluations without progress)")
+    # and what else decides the configs a rerun measures: a run with noise off, at another size or
+    # with several workers searched otherwise, and show named none of it
+    noiseless = tmp_path / "n.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--no-noise", "--set", "n=4096",
+               "--seed", "3", "--budget", "2", "--workers", "2", "--quiet", "--out", noiseless).returncode == 0
+    search = show_json(noiseless, cli=cli)["search"]
+    assert search["problem"]["n"] == 4096 and search["workers"] == 2
+    assert search["backend"]["noise"] is False and search["backend"]["compile"] == "estimate"
+    rerun = next(x for x in cli("show", noiseless).stdout.splitlines() if x.startswith("rerun"))
+    assert rerun.startswith("rerun    n=4096, alpha=") and "noise off" in rerun and "resources estimated" in rerun
+    assert "2 workers (local): measured in another order" in rerun
     doc = json.loads(out.read_text())  # options a continued run could not use are said to be ignored
     doc["strategy"]["options"].update(bogus=1, mutation="lots", crossover=[1] * 100_000, tournament="t" * 300)
     edited = tmp_path / "edited.json"

@@ -349,7 +349,40 @@ def _search_of(session: Any) -> dict[str, Any]:
         "patience": run.patience,
         "budget": plan.budget if plan is not None else run.budget,
         "time_limit_s": run.time_limit_s,
+        # what else decides which configs a rerun measures, as the file records it: the problem, the
+        # backend's own choices (the simulator's noise and its seed, the modelled GPU, the resource
+        # figures) and the workers (a run of several measures in another order, so it searches otherwise)
+        "problem": dict(session.problem),
+        "backend": _rerun_backend(session),
+        "workers": run.workers,
+        "executor": run.executor,
     }
+
+
+#: Backend options that change what a run measures (a pace does not).
+_RERUN_OPTIONS = ("gpu_model", "noise", "seed", "compile", "path", "device", "devices", "arch")
+
+
+def _rerun_backend(session: Session) -> dict[str, Any]:
+    backend = session.backend if isinstance(session.backend, dict) else {}
+    options: Mapping[str, Any] = backend.get("options") or {}
+    return {"kind": backend.get("kind"), **{k: options[k] for k in _RERUN_OPTIONS if k in options}}
+
+
+def _rerun_line(search: Mapping[str, Any]) -> str:
+    """The settings beside the search that a rerun must repeat, in one line (the problem, the
+    simulator's noise and its seed, its GPU and resource figures, several workers)."""
+    backend = search.get("backend") or {}
+    parts = [", ".join(f"{k}={v}" for k, v in (search.get("problem") or {}).items())]
+    if backend.get("kind") == "sim":
+        parts.append(f"simulated {backend.get('gpu_model') or 'default GPU'}")
+        parts.append("noise off" if backend.get("noise") is False else f"noise seed {backend.get('seed', 0)}")
+        if backend.get("compile"):
+            parts.append(f"resources {'estimated' if backend['compile'] == 'estimate' else backend['compile']}")
+    if (search.get("workers") or 1) > 1:
+        parts.append(f"{search['workers']} workers ({search.get('executor') or 'local'}): measured in another order, "
+                     "so searched otherwise than by one")
+    return "; ".join(p for p in parts if p)
 
 
 def _search_line(search: Mapping[str, Any]) -> str | None:
@@ -412,6 +445,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     searched = _search_line(summary["search"])
     if searched:
         print(f"search   {searched}")
+        rerun = _rerun_line(summary["search"])
+        if rerun:
+            print(f"rerun    {printable(rerun)}")
     answered = summary.get("answered")
     size = f" at {', '.join(f'{k}={v}' for k, v in answered.items())}" if answered else ""
     over = "  (over all sizes)" if "answered" in summary and answered is None else size
