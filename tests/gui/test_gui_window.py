@@ -338,10 +338,10 @@ def test_moving_a_constraint_during_a_run_retargets_the_search(window, qtbot, mo
     qtbot.waitUntil(lambda: engine.objective is not None and engine.objective.max_latency_ms == 60.00004870452495,
                     timeout=10_000)
     assert engine.strategy.objective is engine.objective  # the strategy ranks by it from the next proposal
-    # and the window says so, a limit as the views write it: a change mid-run is not only a
-    # re-ranking of what was measured
+    # and the window says so, a limit as every output writes it (in digits that read back as it): a
+    # change mid-run is not only a re-ranking of what was measured
     assert window.statusBar().currentMessage() == ("the running search follows the new objective from its next "
-                                                   "proposal: latency_ms <= 60; score latency_ms 100%")
+                                                   "proposal: latency_ms <= 60.00004870452495; score latency_ms 100%")
     with qtbot.waitSignal(window.run_done, timeout=30_000):
         window.stop_run()
     assert window.statusBar().currentMessage() == ""  # it spoke of a search no longer running
