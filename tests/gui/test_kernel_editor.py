@@ -1349,3 +1349,20 @@ def test_the_editor_opens_with_room_for_a_kernels_lines_where_the_screen_has_it(
     assert editor_layout((1920, 1080), 840) == (1700, 972, 900)  # 100 columns and the margin, the rest to the right
     assert editor_layout((1024, 600), 840) == (1180, 720, 660)  # a small screen: no smaller than before
     assert editor_layout(None, 840) == (1180, 720, 660)
+
+
+def test_the_editors_tune_runs_on_the_simulated_gpu_and_figures_the_tool_bar_shows(window, editor, qtbot):
+    """It ran on the default GPU with compiled figures while the tool bar said another GPU and
+    *estimated*, so the results read as that GPU's."""
+    toolbar = window.toolbar
+    toolbar.backend.setCurrentIndex(toolbar.backend.findData("sim"))
+    toolbar.gpu.setCurrentText("A100_SXM")
+    toolbar.resources.setCurrentIndex(toolbar.resources.findData("estimate"))
+    type_saxpy(editor, qtbot)
+    checked(editor, qtbot)
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        editor.tune(4)
+    session = window.model.session
+    assert session.device.get("model") == "A100_SXM"
+    assert session.backend["options"]["compile"] == "estimate"
+    assert toolbar.gpu.currentText() == "A100_SXM"

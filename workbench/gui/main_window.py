@@ -441,11 +441,21 @@ class MainWindow(WindowRuns):
             widget = widget.parentWidget()
         lower.step_page(step)
 
+    def _start_editor_run(self, run: dict[str, Any]) -> None:
+        """The editor's Tune (a simulated run of its draft) on the simulated GPU and resource figures
+        the tool bar shows, when it shows the simulator: it ran on the default GPU with compiled
+        figures while the tool bar, which the run left as it was, said another GPU and *estimated*."""
+        toolbar = self.toolbar
+        if toolbar.backend.currentData() == "sim":
+            run = {"gpu_model": toolbar.gpu.currentText(), "options": {"compile": toolbar.resources.currentData()},
+                   **run}
+        self.start_run(run)
+
     def open_kernel_editor(self, folder: str | os.PathLike[str] | None = None, ask: bool = False) -> Any:
         """The template editor (a window of its own); its runs start here, through the run controller."""
         from workbench.gui.kernel_editor import KernelEditor
 
-        editor = KernelEditor(self, start_run=self.start_run, interactive=self.interactive)
+        editor = KernelEditor(self, start_run=self._start_editor_run, interactive=self.interactive)
         editor.folder_opened = self._kernel_folder_opened
         editor.runs_from = self.toolbar.kernel_folders.get
         self.kernel_editor = editor
