@@ -330,6 +330,8 @@ def test_a_template_with_an_emulation_has_its_simulated_outputs_compared(cli, tm
     # (the next -D lost, other arithmetic than measured), a /* commented out the lines after it
     (lambda s: s.__setitem__("compile_options", ["-DFOO=1\\", "-DSCALE=2.0f"]), "compile_options", None),
     (lambda s: s.__setitem__("compile_options", ["-D", "FOO=1/*"]), "compile_options", None),
+    # the template's own checks named no field, so the editor could mark nothing and a click led nowhere
+    (lambda s: s.__setitem__("entry", "saxpyy"), "entry", None),
 ])
 def test_a_bad_spec_names_its_field_and_line(tmp_path, edit, field, line_text):
     spec = json.loads(json.dumps(SPEC))
@@ -2068,3 +2070,12 @@ def test_kernel_tuners_launch_fields_are_pointed_at_the_expression_that_says_the
     said = str(info.value)
     assert f"Kernel Tuner's {field} is a {'block' if field == 'block_size_names' else 'grid'} expression here" in said
     assert "known:" not in said
+
+
+def test_a_templates_own_check_of_a_slot_name_is_marked_at_that_slot() -> None:
+    from workbench.core.domain.kernel_spec import _field_of
+
+    spec = {"slots": [{"name": "block"}, {"name": "problem_w"}]}
+    assert _field_of("slot name 'problem_w' must not start with problem_", spec) == "slots[1].name"
+    assert _field_of("entry function 'x' does not appear in the source", spec) == "entry"
+    assert _field_of("something else", spec) == ""

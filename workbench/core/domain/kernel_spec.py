@@ -458,7 +458,7 @@ class _Builder:
             )
         except TemplateError as exc:
             message = str(exc).split(": ", 1)[-1]
-            raise self.fail("", message, _needle_of(message)) from None
+            raise self.fail(_field_of(message, self.spec), message, _needle_of(message)) from None
         self.check_slots_used(slots)  # after the template's own checks of each slot's macro
         return template
 
@@ -1299,3 +1299,18 @@ def _count(value: float) -> str:
     """A launch figure as its limit is written (``1,000,000``, not ``1e+06``), a fraction or an
     astronomical number as ``g`` writes it."""
     return f"{int(value):,}" if float(value).is_integer() and abs(value) < 1e15 else f"{value:g}"
+
+
+def _field_of(message: str, spec: Mapping[str, Any]) -> str:
+    """The spec field a template's own check names in ``message`` (``entry`` for the entry
+    function, ``slots[i].name`` for a slot named in it), so the editor marks it and a click on the
+    problem leads there; '' when none is named (every such error was '')."""
+    if message.startswith("entry function"):
+        return "entry"
+    named = re.match(r"slot name '([^']*)'", message)
+    if named:
+        raw = spec.get("slots")
+        for i, entry in enumerate(raw if isinstance(raw, list) else []):
+            if isinstance(entry, Mapping) and entry.get("name") == named.group(1):
+                return f"slots[{i}].name"
+    return ""
