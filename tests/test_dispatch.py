@@ -690,3 +690,61 @@ def test_a_restriction_added_to_the_template_since_the_sweep_is_said_to_be_a_cha
     edited = plan_dispatch([session], tolerance=0.0, templates=load_templates(tmp_path))
     with pytest.raises(WorkbenchError, match=r"; the template changed since the sessions were tuned$"):
         dispatch_c(edited)
+
+
+SCAL_SPEC = {
+    "format": "kernel-workbench-template", "version": 1, "name": "scal", "entry": "scal", "source": "scal.cu",
+    "slots": [{"name": "block_size", "values": [64, 128, 256], "group": "launch", "default": 128},
+              {"name": "pad_kb", "values": [60], "group": "memory", "default": 60}],
+    "problem": {"n": {"default": 1048576, "small": 4099, "doc": "elements"}},
+    "grid": ["(n + block_size - 1) // block_size", "1", "1"], "block": ["block_size", "1", "1"],
+    "dynamic_smem": "block_size * 4 + pad_kb * 1024",
+    "args": [{"name": "x", "kind": "in", "dtype": "float32", "shape": ["n"]},
+             {"name": "out", "kind": "out", "dtype": "float32", "shape": ["n"], "rtol": 1e-05, "atol": 1e-06}],
+    "reference": {"kind": "expression", "outputs": {"out": "3 * x"}},
+    "cost": {"flops": "n"},
+    "compile_options": ["-DSCALE=3", "-use_fast_math"],
+}
+SCAL_SOURCE = """extern "C" __global__ void __launch_bounds__(BLOCK_SIZE)
+scal(const float* __restrict__ x, float* __restrict__ out)
+{
+    extern __shared__ float stage[];
+    const long long i = (long long)blockIdx.x * BLOCK_SIZE + threadIdx.x;
+    if (i < PROBLEM_N) stage[threadIdx.x] = x[i];
+    __syncthreads();
+    if (i < PROBLEM_N) out[i] = SCALE * stage[threadIdx.x];
+}
+"""
+
+
+def test_a_dispatch_says_the_templates_compile_options_and_the_shared_memory_opt_in(cli, tmp_path: Path) -> None:
+    """A variant built as the dispatch header said failed ("SCALE is undefined"): it named none of
+    the options the template was tuned with, which the single-config header does, nor the opt-in a
+    config of more than 48 KiB of shared memory needs before its launch."""
+    from workbench.core.domain.kernel_spec import SPEC_SUFFIX
+
+    folder = tmp_path / "kd"
+    folder.mkdir()
+    (folder / f"scal{SPEC_SUFFIX}").write_text(json.dumps(SCAL_SPEC))
+    (folder / "scal.cu").write_text(SCAL_SOURCE)
+    out = tmp_path / "s.json"
+    done = cli("tune", "scal", "--kernel-dir", folder, "--backend", "sim", "--resources", "estimated", "--strategy",
+               "grid", "--budget", "3", "--sizes", "n=4096,1048576", "--quiet", "--out", out)
+    assert done.returncode == 0, done.stderr
+    header, script = tmp_path / "d.h", tmp_path / "d.py"
+    for fmt, path in (("dispatch", header), ("dispatch-py", script)):
+        made = cli("export", out, "--kernel-dir", folder, "--format", fmt, "--tolerance", "0", "--out", path)
+        assert made.returncode == 0, made.stderr
+    text = header.read_text()
+    assert "// and with the options the template was tuned with: -DSCALE=3 -use_fast_math" in text
+    assert "COMPILE_OPTIONS = ['-DSCALE=3', '-use_fast_math']" in script.read_text()
+    # the opt-in is said for each variant that needs it, and only for those
+    configs = next(ast.literal_eval(line.split(" = ", 1)[1]) for line in script.read_text().splitlines()
+                   if line.startswith("CONFIGS = "))
+    needing = [c for c in configs if c["block_size"] * 4 + c["pad_kb"] * 1024 > 48 * 1024]
+    assert text.count("cudaFuncSetAttribute(scal, cudaFuncAttributeMaxDynamicSharedMemorySize") == len(needing)
+    index = 0
+    built = compile_cuda('#include "d.h"\n' + SCAL_SOURCE, arch="sm_90", entry="scal", use_cache=False,
+                         options=(f"--include-path={tmp_path}", f"-DWORKBENCH_DISPATCH_SCAL_CONFIG={index}",
+                                  "-DPROBLEM_N=4096", "-DSCALE=3", "-use_fast_math"))
+    assert built.ok, built.log

@@ -42,7 +42,9 @@ from typing import Any, Callable, Sequence
 from workbench.core.errors import WorkbenchError, write_error
 from workbench.core.fs import atomic_write
 from workbench.core.io.export import (
+    DEFAULT_SHARED_PER_LAUNCH,
     ExportPlan,
+    launch_geometry,
     objective_comment,
     comment_line,
     find_template,
@@ -679,6 +681,8 @@ def dispatch_c(plan: DispatchPlan) -> str:
     selector = f"WORKBENCH_DISPATCH_{macro}_CONFIG"
     out.append(f"// compile variant k with -D{selector}=k to get its slot macros")
     template = plan.export.template
+    if template is not None and template.compile_options:  # measured so: every variant is built the same way
+        out.append(f"// and with the options the template was tuned with: {comment_line(' '.join(template.compile_options))}")
     if template is not None:  # every variant defines the same extern "C" entry: one program links one
         entry = comment_line(template.entry)
         out.append(f"// each variant's kernel is named {entry}; to link several into one program, compile variant k")
@@ -691,6 +695,11 @@ def dispatch_c(plan: DispatchPlan) -> str:
         at = dataclasses.replace(plan.export, problem={**plan.fixed, plan.parameter: size})
         try:
             out += slot_defines(at, config)
+            dynamic = launch_geometry(at, config)["dynamic_smem_bytes"] if template is not None else 0
+            if dynamic > DEFAULT_SHARED_PER_LAUNCH:  # (as the single-config header says it)
+                out.append(f"// {dynamic} bytes of dynamic shared memory is over the 48 KiB a launch gets by default: "
+                           f"call cudaFuncSetAttribute({comment_line(template.entry)}, "
+                           f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dynamic}) once before launching")
         except WorkbenchError as exc:
             fits = template is None or all(slot.name in config and slot.accepts(config[slot.name])
                                            for slot in template.slots)
@@ -752,6 +761,8 @@ def dispatch_py(plan: DispatchPlan) -> str:
         f"TOLERANCE = {plan.tolerance!r}",
         f"CONFIGS = {[c.to_dict() for c in plan.configs]!r}",
         f"CONFIG_IDS = {[c.id for c in plan.configs]!r}",
+        "# the options the template was tuned with: build every variant with them (measured so)",
+        f"COMPILE_OPTIONS = {list(plan.export.template.compile_options) if plan.export.template is not None else []!r}",
         "# (upper bound, exclusive; None: no bound) -> config index, tried in order",
         f"RANGES = {ranges!r}",
         "",
