@@ -1366,3 +1366,14 @@ def test_the_editors_tune_runs_on_the_simulated_gpu_and_figures_the_tool_bar_sho
     assert session.device.get("model") == "A100_SXM"
     assert session.backend["options"]["compile"] == "estimate"
     assert toolbar.gpu.currentText() == "A100_SXM"
+
+
+def test_a_problem_parameter_without_a_default_is_one_problem_not_two(editor, qtbot):
+    """Its cell's error came with a second one from the argument whose shape names it ("unknown
+    name 'n'"), though the parameter is in the table."""
+    type_saxpy(editor, qtbot)
+    set_row(editor.problem_table, 0, ("n", "", "4099", "elements"))
+    checked(editor, qtbot)
+    shown = [editor.problems.item(i).text() for i in range(editor.problems.count())]
+    assert any(text.startswith("problem.n.default: error:") for text in shown), shown
+    assert not any("unknown name 'n'" in text for text in shown), shown

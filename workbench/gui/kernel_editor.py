@@ -831,8 +831,12 @@ class KernelEditor(QMainWindow):
         # a domain the form could not read goes to the check empty: its "the domain is empty" only
         # repeats the cell's own problem (a slot of 70,000 values), every other finding stays
         unread = {p.field.removesuffix(".values") for p in self.form_problems if p.field.endswith(".values")}
+        # a problem parameter whose cell cannot be read goes to the check without it: an expression
+        # naming it ("unknown name 'h'") only repeats the cell's own problem
+        unread_parameters = {p.field.split(".")[1] for p in self.form_problems if p.field.startswith("problem.")}
         diagnostics = list(self.form_problems) + [
-            d for d in report.diagnostics if not (d.field in unread and d.message.endswith("the domain is empty"))]
+            d for d in report.diagnostics if not (d.field in unread and d.message.endswith("the domain is empty"))
+            and not any(f"unknown name {name!r}" in d.message for name in unread_parameters)]
         self.problems.clear()
         marks: dict[int, str] = {}
         for diagnostic in diagnostics:
