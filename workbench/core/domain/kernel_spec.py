@@ -520,13 +520,18 @@ class _Builder:
         if not unreached:
             return
         defined = {slot.name.upper() for slot in slots} | {f"PROBLEM_{name.upper()}" for name in problem}
-        undefined = sorted({found.macro for found in scan_macros(self.source).slots} - defined)
+        lines = {found.macro: found.line for found in scan_macros(self.source).slots}
+        undefined = sorted(set(lines) - defined)
         for i, slot in unreached:
             macro = slot.name.upper()
             close = difflib.get_close_matches(macro, undefined, n=1, cutoff=0.8)
             if close:
+                # either may be the typo: the slot's name, or the source's macro (which a person
+                # told only "did you mean" the typo renamed the right slot to)
                 raise self.fail(f"slots[{i}].name", f"slot {slot.name!r}: the source never uses {macro}, and uses "
-                                f"{close[0]}, which no slot defines: did you mean {close[0].lower()!r}?", slot.name)
+                                f"{close[0]} (first on line {lines[close[0]]}), which no slot defines: name the "
+                                f"slot {close[0].lower()!r}, or write {macro} where the source writes {close[0]}",
+                                slot.name)
 
     def problem(self) -> tuple[dict[str, Any], dict[str, Any], dict[str, str], dict[str, tuple[float, float]]]:
         raw = self.get(self.spec, "problem", dict, "problem", {})
