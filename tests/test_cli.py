@@ -375,6 +375,19 @@ def test_show_says_how_the_trials_were_searched(cli, tmp_path: Path) -> None:
     rerun = next(x for x in cli("show", noiseless).stdout.splitlines() if x.startswith("rerun"))
     assert rerun.startswith("rerun    n=4096, alpha=") and "noise off" in rerun and "resources estimated" in rerun
     assert "2 workers (local): measured in another order" in rerun
+    # a sweep's sizes as --sizes takes them, not its own problem (which it never measured); a Ray run
+    # of unrecorded width has several workers too
+    swept = tmp_path / "s.json"
+    assert cli("tune", "vector_add", "--backend", "sim", "--resources", "estimated", "--sizes", "n=1024,2048",
+               "--budget", "1", "--quiet", "--out", swept).returncode == 0
+    rerun = next(x for x in cli("show", swept).stdout.splitlines() if x.startswith("rerun"))
+    assert rerun.startswith("rerun    sizes n=1024,2048; alpha=") and "n=16777216" not in rerun
+    doc = json.loads(swept.read_text())
+    doc["run"] = {**(doc.get("run") or {}), "executor": "ray", "workers": None}
+    doc["backend"]["options"].update(compile="nvrtc", seed=None)
+    swept.write_text(json.dumps(doc))
+    rerun = next(x for x in cli("show", swept).stdout.splitlines() if x.startswith("rerun"))
+    assert "a worker per CPU (ray)" in rerun and "resources compiled" in rerun and "noise seed 0" in rerun
     doc = json.loads(out.read_text())  # options a continued run could not use are said to be ignored
     doc["strategy"]["options"].update(bogus=1, mutation="lots", crossover=[1] * 100_000, tournament="t" * 300)
     edited = tmp_path / "edited.json"

@@ -1366,6 +1366,11 @@ def test_the_editors_tune_runs_on_the_simulated_gpu_and_figures_the_tool_bar_sho
     assert session.device.get("model") == "A100_SXM"
     assert session.backend["options"]["compile"] == "estimate"
     assert toolbar.gpu.currentText() == "A100_SXM"
+    toolbar.apply({"backend": "sim", "gpu_model": "MI300X"})  # (a reopened session's model the simulator does not know)
+    assert toolbar.gpu.currentText() == "MI300X"
+    with qtbot.waitSignal(window.run_done, timeout=120_000):
+        editor.tune(2)  # runs, on the simulator's default GPU, as before
+    assert window.model.session.device.get("model") != "MI300X"
 
 
 def test_a_problem_parameter_without_a_default_is_one_problem_not_two(editor, qtbot):

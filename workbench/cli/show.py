@@ -353,6 +353,7 @@ def _search_of(session: Any) -> dict[str, Any]:
         # backend's own choices (the simulator's noise and its seed, the modelled GPU, the resource
         # figures) and the workers (a run of several measures in another order, so it searches otherwise)
         "problem": dict(session.problem),
+        "sizes": {name: list(values) for name, values in plan.sizes.items()} if plan is not None else None,
         "backend": _rerun_backend(session),
         "workers": run.workers,
         "executor": run.executor,
@@ -372,17 +373,29 @@ def _rerun_backend(session: Session) -> dict[str, Any]:
 def _rerun_line(search: Mapping[str, Any]) -> str:
     """The settings beside the search that a rerun must repeat, in one line (the problem, the
     simulator's noise and its seed, its GPU and resource figures, several workers)."""
+    from workbench.core.domain.sizes import format_sizes
+
     backend = search.get("backend") or {}
-    parts = [", ".join(f"{k}={v}" for k, v in (search.get("problem") or {}).items())]
+    sizes = search.get("sizes") or {}
+    # a sweep's sizes as --sizes takes them, then the parameters it holds fixed (its own problem
+    # is not one it measured)
+    problem = ", ".join(f"{k}={v}" for k, v in (search.get("problem") or {}).items() if k not in sizes)
+    parts = [f"sizes {format_sizes(sizes)}" if sizes else "", problem]
     if backend.get("kind") == "sim":
         parts.append(f"simulated {backend.get('gpu_model') or 'default GPU'}")
-        parts.append("noise off" if backend.get("noise") is False else f"noise seed {backend.get('seed', 0)}")
+        noise = backend.get("noise", True)  # (the simulator reads a noise of null as off)
+        parts.append("noise off" if not noise else f"noise seed {backend.get('seed') or 0}")
         if backend.get("compile"):
-            parts.append(f"resources {'estimated' if backend['compile'] == 'estimate' else backend['compile']}")
-    if (search.get("workers") or 1) > 1:
-        parts.append(f"{search['workers']} workers ({search.get('executor') or 'local'}): measured in another order, "
-                     "so searched otherwise than by one")
+            from workbench.cli.parser import RESOURCE_MODES
+
+            named = {mode: word for word, mode in RESOURCE_MODES.items()}  # (as tune --resources names them)
+            parts.append(f"resources {named.get(backend['compile'], backend['compile'])}")
+    workers, executor = search.get("workers"), search.get("executor") or "local"
+    if (workers or 1) > 1 or (workers is None and executor == "ray"):
+        count = f"{workers} workers" if workers else "a worker per CPU"
+        parts.append(f"{count} ({executor}): measured in another order, so searched otherwise than by one")
     return "; ".join(p for p in parts if p)
+
 
 
 def _search_line(search: Mapping[str, Any]) -> str | None:

@@ -445,10 +445,16 @@ class MainWindow(WindowRuns):
         """The editor's Tune (a simulated run of its draft) on the simulated GPU and resource figures
         the tool bar shows, when it shows the simulator: it ran on the default GPU with compiled
         figures while the tool bar, which the run left as it was, said another GPU and *estimated*."""
+        from workbench.core.model.gpus import load_gpu
+
         toolbar = self.toolbar
         if toolbar.backend.currentData() == "sim":
-            run = {"gpu_model": toolbar.gpu.currentText(), "options": {"compile": toolbar.resources.currentData()},
-                   **run}
+            try:  # (a reopened session's model the simulator does not know: its default GPU, as before)
+                load_gpu(toolbar.gpu.currentText())
+                run = {"gpu_model": toolbar.gpu.currentText(), **run}
+            except (WorkbenchError, OSError, ValueError):
+                pass
+            run = {"options": {"compile": toolbar.resources.currentData()}, **run}
         self.start_run(run)
 
     def open_kernel_editor(self, folder: str | os.PathLike[str] | None = None, ask: bool = False) -> Any:

@@ -695,11 +695,6 @@ def dispatch_c(plan: DispatchPlan) -> str:
         at = dataclasses.replace(plan.export, problem={**plan.fixed, plan.parameter: size})
         try:
             out += slot_defines(at, config)
-            dynamic = launch_geometry(at, config)["dynamic_smem_bytes"] if template is not None else 0
-            if dynamic > DEFAULT_SHARED_PER_LAUNCH:  # (as the single-config header says it)
-                out.append(f"// {dynamic} bytes of dynamic shared memory is over the 48 KiB a launch gets by default: "
-                           f"call cudaFuncSetAttribute({comment_line(template.entry)}, "
-                           f"cudaFuncAttributeMaxDynamicSharedMemorySize, {dynamic}) once before launching")
         except WorkbenchError as exc:
             fits = template is None or all(slot.name in config and slot.accepts(config[slot.name])
                                            for slot in template.slots)
@@ -713,6 +708,7 @@ def dispatch_c(plan: DispatchPlan) -> str:
             # a size a hand-edited file holds that the template never takes
             raise WorkbenchError(f"{', '.join(plan.sessions)}: trials measured at {plan.parameter} = {size}, a size the "
                                  f"template does not take ({exc})") from None
+        out += _shared_memory_opt_in(plan, index, config)
     out.append("#else")
     out.append(f'#error "{selector} names no exported config"')
     out.append("#endif")
@@ -721,6 +717,30 @@ def dispatch_c(plan: DispatchPlan) -> str:
     out.append(f"#endif  // {selector}")
     out += ["", f"#endif  // {guard}", ""]
     return "\n".join(out)
+
+
+def _shared_memory_opt_in(plan: DispatchPlan, index: int, config: Config) -> list[str]:
+    """The call a build of variant ``index`` must make before launching it, when its dynamic shared
+    memory at a size it serves (the most of them) is over the 48 KiB a launch gets by default, as
+    the single-config header says it; none where it cannot be computed (a template edited since:
+    the slot macros above say so)."""
+    template = plan.export.template
+    if template is None:
+        return []
+    most = 0
+    for figure in plan.figures:
+        if figure.config != index:
+            continue
+        at = dataclasses.replace(plan.export, problem={**plan.fixed, plan.parameter: figure.size})
+        try:
+            most = max(most, int(launch_geometry(at, config)["dynamic_smem_bytes"]))
+        except Exception:  # noqa: BLE001 - an expression of an edited template: no note, not a traceback
+            return []
+    if most <= DEFAULT_SHARED_PER_LAUNCH:
+        return []
+    return [f"// {most} bytes of dynamic shared memory (at the most) is over the 48 KiB a launch gets by default: "
+            f"call cudaFuncSetAttribute({comment_line(template.entry)}, cudaFuncAttributeMaxDynamicSharedMemorySize, "
+            f"{most}) once before launching"]
 
 
 def _problem_block(plan: DispatchPlan, template: Any) -> list[str]:
