@@ -2081,3 +2081,17 @@ def test_a_templates_own_check_of_a_slot_name_is_marked_at_that_slot() -> None:
     assert _field_of("slot name 'problem_w' must not start with problem_", spec) == "slots[1].name"
     assert _field_of("entry function 'x' does not appear in the source", spec) == "entry"
     assert _field_of("something else", spec) == ""
+
+
+def test_a_size_given_as_a_whole_float_is_named_at_the_compiler_error_it_causes():
+    """``4096.0`` as a size's default compiled to PROBLEM_N 4096.0, and the draft check said only the
+    compiler's "expression must have integral or unscoped enum type", once for each use on the line."""
+    spec = json.loads(json.dumps(SPEC))
+    spec["problem"]["n"].update(default=16777216.0, small=4099.0)
+    source = SOURCE.replace("#pragma unroll", "    const long long tail = PROBLEM_N % BLOCK_SIZE + PROBLEM_N % 2; (void)tail;\n"
+                            "#pragma unroll")
+    report = check_draft(spec, source)
+    errors = [d for d in report.diagnostics if d.severity == "error"]
+    assert errors and all("(PROBLEM_N is 16777216.0, a float: write the problem parameter 'n' as 16777216 for a "
+                          "whole size)" in d.message for d in errors)
+    assert len(errors) == len(set(errors))  # one line's error once

@@ -185,8 +185,10 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
             # (the entry the spec names is no kernel of the module: where the source defines it)
             found = dataclasses.replace(found, line=entry_line)
         diagnostics.append(found)
-    diagnostics = [dataclasses.replace(d, message=d.message + hint) if (hint := undeclared_macro_hint(d.message, template))
+    diagnostics = [dataclasses.replace(d, message=d.message + hint) if (hint := undeclared_macro_hint(d.message, template)
+                                                                         or float_size_hint(d, template))
                    else d for d in diagnostics]
+    diagnostics = list(dict.fromkeys(diagnostics))  # (one line's error, said once for each of its uses, once)
     if not result.ok and not any(d.severity == "error" for d in diagnostics):
         diagnostics.append(Diagnostic("source", "error", (result.error or "compilation failed").removeprefix("error: ")))
     resources = {}
@@ -205,6 +207,26 @@ _UNDEFINED = re.compile(r'identifier "([A-Za-z_][A-Za-z0-9_]*)" is undefined')
 #: undefined for a missing #include, not for a missing slot.
 _LIBRARY_NAME = re.compile(r"^(?:(?:FLT|DBL|LDBL|U?INT\d*|U?LL?ONG|U?SHRT|[SU]?CHAR|SIZE|PTRDIFF|HUGE)_|M_|CUDART_|CUDA_|CUB_|__)"
                            r"|^(?:WARP_SIZE|NAN|INFINITY|EOF|NULL)$")
+
+
+_PROBLEM_MACRO = re.compile(r"\bPROBLEM_([A-Z0-9_]+)\b")
+
+
+def float_size_hint(diagnostic: Diagnostic, template: KernelTemplate) -> str:
+    """What to do about a compiler's "must have integral ... type" on a source line that uses the
+    macro of a problem parameter whose default is a whole float (``4096.0``): it is defined as a
+    float, where the source uses it as a size; else "". The compiler's line named neither."""
+    if "integral" not in diagnostic.message or not diagnostic.line:
+        return ""
+    lines = template.source.splitlines()
+    text = lines[diagnostic.line - 1] if diagnostic.line <= len(lines) else ""
+    for macro in _PROBLEM_MACRO.findall(text):
+        name = macro.lower()
+        value = template.problem.get(name)
+        if isinstance(value, float) and value.is_integer():
+            return (f" (PROBLEM_{macro} is {value!r}, a float: write the problem parameter {name!r} as "
+                    f"{int(value)} for a whole size)")
+    return ""
 
 
 def undeclared_macro_hint(message: str, template: KernelTemplate) -> str:
