@@ -2095,3 +2095,14 @@ def test_a_size_given_as_a_whole_float_is_named_at_the_compiler_error_it_causes(
     assert errors and all("(PROBLEM_N is 16777216.0, a float: write the problem parameter 'n' as 16777216 for a "
                           "whole size)" in d.message for d in errors)
     assert len(errors) == len(set(errors))  # one line's error once
+
+
+def test_a_float_scalar_taking_a_parameter_with_a_whole_default_is_warned_of():
+    """saxpy's ``a`` declared as ``2`` made the parameter an integer size: ``--set a=0.5`` was then
+    refused ("must be an integer") for a kernel that takes any float, and the draft checked clean."""
+    spec = json.loads(json.dumps(SPEC))
+    assert check_draft(spec, SOURCE, compile_default=False).ok
+    spec["problem"]["a"].update(default=2, small=2)
+    report = check_draft(spec, SOURCE, compile_default=False)
+    (warning,) = [d for d in report.diagnostics if d.field == "problem.a.default"]
+    assert warning.severity == "warning" and "write 2.0 for a float" in warning.message

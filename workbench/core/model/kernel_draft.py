@@ -166,6 +166,7 @@ def check_draft(spec: Mapping[str, Any], source: str, *, arch: str = "sm_90", co
         diagnostics.append(unlaunchable)
     diagnostics.extend(Diagnostic("spec", severity, message, field="args")
                        for severity, message in template.signature_problems())
+    diagnostics.extend(_integer_parameters_of_float_scalars(spec, template))
     diagnostics.extend(Diagnostic("spec", "warning", restriction_note(text, assignment, why), field="restrictions")
                        for text, assignment, why in space.uncomputable())
     diagnostics.extend(_misspelt_condition_macros(template))
@@ -207,6 +208,26 @@ _UNDEFINED = re.compile(r'identifier "([A-Za-z_][A-Za-z0-9_]*)" is undefined')
 #: undefined for a missing #include, not for a missing slot.
 _LIBRARY_NAME = re.compile(r"^(?:(?:FLT|DBL|LDBL|U?INT\d*|U?LL?ONG|U?SHRT|[SU]?CHAR|SIZE|PTRDIFF|HUGE)_|M_|CUDART_|CUDA_|CUB_|__)"
                            r"|^(?:WARP_SIZE|NAN|INFINITY|EOF|NULL)$")
+
+
+def _integer_parameters_of_float_scalars(spec: Mapping[str, Any], template: KernelTemplate) -> list[Diagnostic]:
+    """A warning for each float scalar argument whose value is a problem parameter declared with a
+    whole default (``2``): that makes the parameter an integer, a size of at least 1 where it has no
+    ``min``, so ``--set alpha=0.5`` was refused as "must be an integer" and ``alpha=-1`` as out of
+    range, for a kernel that takes any float; the draft checked clean."""
+    out = []
+    args = spec.get("args")
+    for i, arg in enumerate(args if isinstance(args, list) else []):
+        if not isinstance(arg, Mapping) or arg.get("kind") != "scalar" or not str(arg.get("dtype", "")).startswith("float"):
+            continue
+        name = str(arg.get("value") or arg.get("name") or "")
+        default = template.problem.get(name)
+        if type(default) is int:
+            out.append(Diagnostic("spec", "warning", f"argument {arg.get('name')!r} is a {arg.get('dtype')} scalar, but "
+                                  f"the problem parameter {name!r} it takes has the whole default {default}, which "
+                                  f"makes it an integer (a size of at least 1 without a min): write {default}.0 for "
+                                  "a float", field=f"problem.{name}.default"))
+    return out
 
 
 _PROBLEM_MACRO = re.compile(r"\bPROBLEM_([A-Z0-9_]+)\b")
