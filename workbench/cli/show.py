@@ -10,6 +10,7 @@ import shlex
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from workbench.cli.files import check_distinct
+from workbench.cli.parser import RESOURCE_MODES
 from workbench.cli.objective_flags import (
     check_objective,
     check_objective_on,
@@ -24,7 +25,7 @@ from workbench.core.domain.figures import fmt
 from workbench.core.domain.measurement import Status, failure_counts
 from workbench.core.domain.records import provenance
 from workbench.core.domain.size_analysis import label_names, size_label
-from workbench.core.domain.sizes import typed_like
+from workbench.core.domain.sizes import format_sizes, typed_like
 from workbench.core.errors import WorkbenchError, counted, printable
 from workbench.core.model.quality import outputs_compared, unchecked_outputs_note
 
@@ -373,8 +374,6 @@ def _rerun_backend(session: Session) -> dict[str, Any]:
 def _rerun_line(search: Mapping[str, Any]) -> str:
     """The settings beside the search that a rerun must repeat, in one line (the problem, the
     simulator's noise and its seed, its GPU and resource figures, several workers)."""
-    from workbench.core.domain.sizes import format_sizes
-
     backend = search.get("backend") or {}
     sizes = search.get("sizes") or {}
     # a sweep's sizes as --sizes takes them, then the parameters it holds fixed (its own problem
@@ -386,8 +385,6 @@ def _rerun_line(search: Mapping[str, Any]) -> str:
         noise = backend.get("noise", True)  # (the simulator reads a noise of null as off)
         parts.append("noise off" if not noise else f"noise seed {backend.get('seed') or 0}")
         if backend.get("compile"):
-            from workbench.cli.parser import RESOURCE_MODES
-
             named = {mode: word for word, mode in RESOURCE_MODES.items()}  # (as tune --resources names them)
             parts.append(f"resources {named.get(backend['compile'], backend['compile'])}")
     workers, executor = search.get("workers"), search.get("executor") or "local"
@@ -395,7 +392,6 @@ def _rerun_line(search: Mapping[str, Any]) -> str:
         count = f"{workers} workers" if workers else "a worker per CPU"
         parts.append(f"{count} ({executor}): measured in another order, so searched otherwise than by one")
     return "; ".join(p for p in parts if p)
-
 
 
 def _search_line(search: Mapping[str, Any]) -> str | None:

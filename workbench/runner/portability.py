@@ -10,7 +10,6 @@ code): shipped templates are predicted, and those of folders the person names (`
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from workbench.backends.base import BackendSpec
@@ -62,7 +61,7 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
             notes.append(f"{name}: no prediction ({other}, which is not loaded; use {FLAG_WORDING['kernel_dir'](str(unloaded[0]))})")
             continue
         if (standing is not None and session.source_hash and not standing.is_code_of(session.source_hash)
-                and not _shipped(standing)):
+                and not standing.is_shipped):
             # (a folder's template of the same name, loaded for another session: its configs and
             # times are of other code, and a config of its space may not be one of this session's;
             # the shipped library's template of an older session is the kernel's later version, as
@@ -80,16 +79,3 @@ def simulator_predictors(sessions: Sequence[Session], at: Mapping[str, Any] | No
                     if unloaded and isinstance(exc, UnknownTemplate) else "")
             notes.append(f"{name}: no prediction ({exc}){hint}")
     return predictors, notes
-
-
-def _shipped(template: Any) -> bool:
-    """Whether ``template`` is the shipped library's (not a folder's of the same name)."""
-    from workbench.core.domain.templates import kernels_dir
-
-    path = getattr(template, "path", None)
-    if not path:
-        return False
-    try:
-        return Path(path).resolve().is_relative_to(kernels_dir().resolve())
-    except (OSError, ValueError):
-        return False

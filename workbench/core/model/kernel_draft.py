@@ -217,7 +217,7 @@ def _integer_parameters_of_float_scalars(spec: Mapping[str, Any], template: Kern
     range, for a kernel that takes any float; the draft checked clean."""
     out = []
     args = spec.get("args")
-    for i, arg in enumerate(args if isinstance(args, list) else []):
+    for arg in args if isinstance(args, list) else []:
         if not isinstance(arg, Mapping) or arg.get("kind") != "scalar" or not str(arg.get("dtype", "")).startswith("float"):
             continue
         name = str(arg.get("value") or arg.get("name") or "")
